@@ -1,0 +1,1 @@
+# NVIDIA backend discovery (nvcc, CUDA runtime). Sets ZYFA_CUDA_SUMMARY.

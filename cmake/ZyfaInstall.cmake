@@ -1,0 +1,1 @@
+# install(EXPORT), zyfaConfig.cmake and its version file.

@@ -1,0 +1,224 @@
+/**
+ * @file zyfa.h
+ * @brief ZYFA: causal prefill attention (FP8 e4m3 and BF16) — the C API.
+ *
+ * Usable from C11 and C++. Every function returns a ::zyfa_status_t; on any
+ * status other than ::ZYFA_STATUS_SUCCESS, nothing has been written to any
+ * output and zyfa_last_error() names the offending field and value.
+ * No C++ exception ever crosses this boundary.
+ */
+#ifndef ZYFA_ZYFA_H
+#define ZYFA_ZYFA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zyfa/export.h"
+#include "zyfa/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @brief Result of every API call. The numeric values are pinned and never change. */
+typedef enum zyfa_status_t {
+  ZYFA_STATUS_SUCCESS = 0,          /**< The call did what was asked. */
+  ZYFA_STATUS_INVALID_ARGUMENT = 1, /**< A descriptor field is malformed; see zyfa_last_error(). */
+  ZYFA_STATUS_NOT_SUPPORTED = 2,    /**< Well-formed, but this configuration or backend is not implemented. */
+  ZYFA_STATUS_NO_DEVICE = 3,        /**< The backend was built, but no usable device is present. */
+  ZYFA_STATUS_OUT_OF_MEMORY = 4,    /**< A host or device allocation failed. */
+  ZYFA_STATUS_RUNTIME_ERROR = 5,    /**< The GPU runtime (HIP or CUDA) reported an error. */
+  ZYFA_STATUS_KERNEL_FAULT = 6,     /**< The emulator stopped a kernel (bad access, hazard, unknown instruction). */
+  ZYFA_STATUS_INTERNAL_ERROR = 7    /**< A bug in ZYFA; please report it with zyfa_last_error(). */
+} zyfa_status_t;
+
+/** @brief Element types. 0 is deliberately invalid so that an unset field is caught. */
+typedef enum zyfa_dtype_t {
+  ZYFA_DTYPE_INVALID = 0,
+  ZYFA_DTYPE_BF16 = 1,     /**< bfloat16. */
+  ZYFA_DTYPE_FP8_E4M3 = 2, /**< OCP FP8 e4m3fn: max 448, no infinities, 0x7F/0xFF are NaN. */
+  ZYFA_DTYPE_FP32 = 3      /**< IEEE binary32 (accepted by zyfa_fp8_quantize() as a source). */
+} zyfa_dtype_t;
+
+/** @brief Where a call runs. Pointers in a descriptor must live where the backend runs. */
+typedef enum zyfa_backend_t {
+  ZYFA_BACKEND_AUTO = 0, /**< CUDA if a device is present, else HIP if one is present, else CPU. */
+  ZYFA_BACKEND_CPU = 1,  /**< Host threads, fp64 accumulation; host memory. */
+  ZYFA_BACKEND_HIP = 2,  /**< AMD Instinct MI355X (gfx950); device memory. */
+  ZYFA_BACKEND_EMU = 3,  /**< The gfx950 code objects run by the built-in emulator; host memory. */
+  ZYFA_BACKEND_CUDA = 4  /**< NVIDIA Hopper (sm_90a); device memory. */
+} zyfa_backend_t;
+
+/**
+ * @brief A strided 4-D view. The logical order is always (batch, seqlen, heads, head_dim);
+ * strides are in elements, in the same order. bshd, bhsd and slices of packed qkv are all
+ * just strides. The last stride (head_dim) must be 1.
+ */
+typedef struct zyfa_tensor_t {
+  void* data;          /**< First element. Inputs are only read. */
+  zyfa_dtype_t dtype;  /**< Element type. */
+  int64_t shape[4];    /**< (batch, seqlen, heads, head_dim). */
+  int64_t stride[4];   /**< Element strides for the same four dimensions. */
+} zyfa_tensor_t;
+
+/** @brief How a descale (the factor mapping an FP8 tensor back to its range) is given. */
+typedef enum zyfa_descale_kind_t {
+  ZYFA_DESCALE_NONE = 0,   /**< 1.0. Required for BF16 inputs. */
+  ZYFA_DESCALE_HOST = 1,   /**< zyfa_descale_t::value, a positive normal float. */
+  ZYFA_DESCALE_DEVICE = 2  /**< Read by the kernel from zyfa_descale_t::ptr; never read on the host. */
+} zyfa_descale_kind_t;
+
+/**
+ * @brief One descale per FP8 input. A device descale is a float32 array indexed
+ * (batch, head_k) with the given element strides; strides of 0 broadcast one value
+ * (flash-attn 3's (batch, heads_k) shape, or a single scalar). Its values are not
+ * checked: each must be a positive normal float.
+ */
+typedef struct zyfa_descale_t {
+  zyfa_descale_kind_t kind;
+  float value;            /**< For ::ZYFA_DESCALE_HOST. */
+  const float* ptr;       /**< For ::ZYFA_DESCALE_DEVICE: memory of the call's backend. */
+  int64_t stride_batch;   /**< Element stride over batch (0 = broadcast). */
+  int64_t stride_head_k;  /**< Element stride over KV heads (0 = broadcast). */
+} zyfa_descale_t;
+
+/**
+ * @brief Forward attention descriptor. Initialize with ::ZYFA_FWD_DESC_INIT (or
+ * zyfa_fwd_desc_init()) so that struct_size and the defaults are set, then fill in fields.
+ */
+typedef struct zyfa_fwd_desc_t {
+  uint32_t struct_size;  /**< sizeof(zyfa_fwd_desc_t) of the header the caller compiled against. */
+  int32_t causal;        /**< Must be 1 (causal mask, seqlen_q == seqlen_k). Default 1. */
+  zyfa_tensor_t q;       /**< (B, S, H, d_qk), BF16 or FP8. */
+  zyfa_tensor_t k;       /**< (B, S, H_k, d_qk), same dtype as q; H % H_k == 0. */
+  zyfa_tensor_t v;       /**< (B, S, H_k, d_v), same dtype as q. */
+  zyfa_tensor_t out;     /**< (B, S, H, d_v), BF16; must not overlap an input. */
+  float* lse;            /**< Optional (B, H, S) contiguous float32: natural-log sum-exp of scaled scores. */
+  float softmax_scale;   /**< Scale of q·k; 0 means 1/sqrt(d_qk). */
+  zyfa_descale_t q_descale; /**< For FP8 inputs; ::ZYFA_DESCALE_NONE means 1. */
+  zyfa_descale_t k_descale;
+  zyfa_descale_t v_descale;
+  void* stream;          /**< hipStream_t / cudaStream_t; NULL = default stream. Ignored on CPU/EMU. */
+  zyfa_backend_t backend; /**< Where to run; ::ZYFA_BACKEND_AUTO picks the best one present. */
+} zyfa_fwd_desc_t;
+
+/** @brief Static initializer: struct_size set, causal = 1, everything else zero. */
+#define ZYFA_FWD_DESC_INIT {(uint32_t)sizeof(zyfa_fwd_desc_t), 1}
+
+/** @brief FP8 quantization descriptor; initialize with ::ZYFA_QUANTIZE_DESC_INIT. */
+typedef struct zyfa_quantize_desc_t {
+  uint32_t struct_size;  /**< sizeof(zyfa_quantize_desc_t). */
+  zyfa_tensor_t src;     /**< BF16 or FP32, any 4-D shape, last stride 1. */
+  zyfa_tensor_t dst;     /**< FP8 e4m3, same shape as src, must not overlap it. */
+  float* descale;        /**< One float32 in the backend's memory: receives the power-of-two descale. */
+  void* stream;          /**< As in ::zyfa_fwd_desc_t. */
+  zyfa_backend_t backend;
+} zyfa_quantize_desc_t;
+
+/** @brief Static initializer of ::zyfa_quantize_desc_t. */
+#define ZYFA_QUANTIZE_DESC_INIT {(uint32_t)sizeof(zyfa_quantize_desc_t)}
+
+/** @brief Opaque handle: caches loaded modules and job tables. Thread-safe. */
+typedef struct zyfa_handle* zyfa_handle_t;
+
+/** @brief Fill a descriptor with the defaults of ::ZYFA_FWD_DESC_INIT. */
+static inline void zyfa_fwd_desc_init(zyfa_fwd_desc_t* desc) {
+  const zyfa_fwd_desc_t init = ZYFA_FWD_DESC_INIT;
+  *desc = init;
+}
+
+/** @brief Describe a contiguous (batch, seqlen, heads, head_dim) tensor. */
+static inline zyfa_tensor_t zyfa_tensor_bshd(void* data, zyfa_dtype_t dtype, int64_t batch,
+                                             int64_t seqlen, int64_t heads, int64_t head_dim) {
+  zyfa_tensor_t t;
+  t.data = data;
+  t.dtype = dtype;
+  t.shape[0] = batch; t.shape[1] = seqlen; t.shape[2] = heads; t.shape[3] = head_dim;
+  t.stride[3] = 1;
+  t.stride[2] = head_dim;
+  t.stride[1] = heads * head_dim;
+  t.stride[0] = seqlen * heads * head_dim;
+  return t;
+}
+
+/** @brief Describe a contiguous (batch, heads, seqlen, head_dim) buffer; the logical order stays bshd. */
+static inline zyfa_tensor_t zyfa_tensor_bhsd(void* data, zyfa_dtype_t dtype, int64_t batch,
+                                             int64_t seqlen, int64_t heads, int64_t head_dim) {
+  zyfa_tensor_t t;
+  t.data = data;
+  t.dtype = dtype;
+  t.shape[0] = batch; t.shape[1] = seqlen; t.shape[2] = heads; t.shape[3] = head_dim;
+  t.stride[3] = 1;
+  t.stride[1] = head_dim;
+  t.stride[2] = seqlen * head_dim;
+  t.stride[0] = heads * seqlen * head_dim;
+  return t;
+}
+
+/** @brief A host descale. */
+static inline zyfa_descale_t zyfa_descale_host(float value) {
+  zyfa_descale_t d = {ZYFA_DESCALE_HOST, value, NULL, 0, 0};
+  return d;
+}
+
+/** @brief A device descale: one float32 broadcast to every (batch, head_k). */
+static inline zyfa_descale_t zyfa_descale_device(const float* ptr) {
+  zyfa_descale_t d = {ZYFA_DESCALE_DEVICE, 0.0f, ptr, 0, 0};
+  return d;
+}
+
+/** @brief Text of a status value ("success", "invalid argument", ...); never NULL. */
+ZYFA_API const char* zyfa_status_string(zyfa_status_t status);
+
+/**
+ * @brief Message of the last failed call on this thread, naming the field and value
+ * ("q.shape[3] = 64: head_dim must be 128 or 192"); "" after a successful call.
+ * Valid until the next ZYFA call on this thread.
+ */
+ZYFA_API const char* zyfa_last_error(void);
+
+/** @brief Name of a backend ("auto", "cpu", "hip", "emu", "cuda"); "unknown" otherwise. */
+ZYFA_API const char* zyfa_backend_name(zyfa_backend_t backend);
+
+/** @brief Library version as "MAJOR.MINOR.PATCH" (of the library loaded, not the header). */
+ZYFA_API const char* zyfa_version_string(void);
+
+/** @brief Create a handle. @param[out] handle receives it. */
+ZYFA_API zyfa_status_t zyfa_create(zyfa_handle_t* handle);
+
+/** @brief Destroy a handle; NULL is accepted. Work already queued on streams is unaffected. */
+ZYFA_API zyfa_status_t zyfa_destroy(zyfa_handle_t handle);
+
+/**
+ * @brief Is a backend usable here? ::ZYFA_STATUS_SUCCESS if so; else NOT_SUPPORTED (not built)
+ * or NO_DEVICE, with the reason in zyfa_last_error(). With AUTO, writes the backend AUTO picks.
+ * @param[out] resolved optional; receives the concrete backend.
+ */
+ZYFA_API zyfa_status_t zyfa_backend_query(zyfa_handle_t handle, zyfa_backend_t backend,
+                                          zyfa_backend_t* resolved);
+
+/**
+ * @brief Causal attention forward: out = softmax(scale · q kᵀ + causal mask) v.
+ * Stream-ordered; never synchronizes the host on GPU backends.
+ */
+ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
+
+/**
+ * @brief Do the per-shape host work of zyfa_fwd() now (validation, job-table upload, module
+ * load), so that a later zyfa_fwd() with the same shapes can be captured in a HIP/CUDA graph.
+ * Reads no tensor data and writes no output.
+ */
+ZYFA_API zyfa_status_t zyfa_fwd_prepare(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
+
+/**
+ * @brief Quantize src to FP8 e4m3 with one power-of-two descale: descale = 2^ceil(log2(amax/448))
+ * (1 when amax is 0), dst = RNE(src / descale). The descale is written to device memory by the
+ * device, so the host never waits. Non-finite inputs give a NaN descale.
+ */
+ZYFA_API zyfa_status_t zyfa_fp8_quantize(zyfa_handle_t handle, const zyfa_quantize_desc_t* desc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ZYFA_ZYFA_H */

@@ -1,0 +1,46 @@
+// Job tables: the causal prefill work of one call, split into query tiles, paired
+// first-with-last so that every job has equal work, and ordered for a persistent grid.
+//
+// Device layout (little-endian uint32 words, uploaded as is):
+//   words[0]            G, the number of persistent workgroups
+//   words[1]            n_tiles, query tiles per (batch, head) = ceil(seqlen / tile_rows)
+//   words[2 .. 2+G]     G+1 offsets: jobs of workgroup w are jobs[offsets[w] .. offsets[w+1])
+//   words[3+G ..]       jobs, 2 words each: (tile_a, tile_b)
+// A tile word is the linear id (batch * heads + head) * n_tiles + tile, or kNoTile.
+// Workgroup w runs its jobs in order; on MI355X workgroup w runs on XCD w % num_xcds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace zyfa {
+
+inline constexpr uint32_t kNoTile = 0xFFFFFFFFu;
+
+struct JobTableParams {
+  int64_t batch = 1;
+  int64_t heads = 1;      // query heads
+  int64_t heads_k = 1;    // KV heads (heads % heads_k == 0): query heads sharing a KV head stay close
+  int64_t seqlen = 1;
+  int64_t tile_rows = 256;  // query rows per tile (T)
+  int64_t grid = 1;         // persistent workgroups (G), e.g. one per CU
+  int64_t num_xcds = 1;     // 8 on MI355X
+};
+
+struct JobTable {
+  std::vector<uint32_t> words;
+
+  uint32_t grid() const { return words[0]; }
+  uint32_t n_tiles() const { return words[1]; }
+  uint32_t begin(uint32_t wg) const { return words[2 + wg]; }
+  uint32_t end(uint32_t wg) const { return words[3 + wg]; }
+  uint32_t num_jobs() const { return end(grid() - 1); }
+  uint32_t tile_a(uint32_t job) const { return words[3 + grid() + 2 * job]; }
+  uint32_t tile_b(uint32_t job) const { return words[4 + grid() + 2 * job]; }
+  size_t bytes() const { return words.size() * sizeof(uint32_t); }
+};
+
+// Returns false (and leaves *out empty) when the linear tile ids would not fit 32 bits.
+bool build_job_table(const JobTableParams& params, JobTable* out);
+
+}  // namespace zyfa

@@ -1,0 +1,51 @@
+// Validated, normalized forms of the public descriptors that every backend receives.
+// Validation (validate.cpp) is the only producer; backends never re-check user input.
+#pragma once
+
+#include <cstdint>
+
+#include "zyfa/zyfa.h"
+
+namespace zyfa {
+
+// A descale after validation: kind NONE is folded into HOST with value 1.
+struct Descale {
+  zyfa_descale_kind_t kind = ZYFA_DESCALE_HOST;  // HOST or DEVICE only
+  float value = 1.0f;
+  const float* ptr = nullptr;
+  int64_t stride_batch = 0;
+  int64_t stride_head_k = 0;
+};
+
+// A strided view with the logical order (batch, seqlen, heads, head_dim).
+struct View {
+  void* data = nullptr;
+  int64_t stride[4] = {0, 0, 0, 1};  // elements; stride[3] == 1 always
+};
+
+struct FwdProblem {
+  zyfa_backend_t backend = ZYFA_BACKEND_CPU;  // concrete, never AUTO
+  zyfa_dtype_t in_dtype = ZYFA_DTYPE_BF16;    // BF16 or FP8_E4M3; out is always BF16
+  int64_t batch = 0;
+  int64_t seqlen = 0;   // seqlen_q == seqlen_k
+  int64_t heads = 0;    // query heads
+  int64_t heads_k = 0;  // KV heads; heads % heads_k == 0
+  int64_t d_qk = 0;     // 128 or 192
+  int64_t d_v = 0;      // 128
+  View q, k, v, out;
+  float* lse = nullptr;  // (batch, heads, seqlen) contiguous, or null
+  float softmax_scale = 0.0f;  // resolved: never 0
+  Descale q_descale, k_descale, v_descale;
+  void* stream = nullptr;
+};
+
+struct QuantizeProblem {
+  zyfa_backend_t backend = ZYFA_BACKEND_CPU;
+  zyfa_dtype_t src_dtype = ZYFA_DTYPE_BF16;  // BF16 or FP32
+  int64_t shape[4] = {0, 0, 0, 0};
+  View src, dst;
+  float* descale = nullptr;
+  void* stream = nullptr;
+};
+
+}  // namespace zyfa
