@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "zyfa/export.h"
 #include "zyfa/version.h"
@@ -102,8 +103,11 @@ typedef struct zyfa_fwd_desc_t {
   zyfa_backend_t backend; /**< Where to run; ::ZYFA_BACKEND_AUTO picks the best one present. */
 } zyfa_fwd_desc_t;
 
-/** @brief Static initializer: struct_size set, causal = 1, everything else zero. */
-#define ZYFA_FWD_DESC_INIT {(uint32_t)sizeof(zyfa_fwd_desc_t), 1}
+/**
+ * @brief Initializer for an automatic ::zyfa_fwd_desc_t: struct_size set, causal = 1,
+ * everything else zero (`zyfa_fwd_desc_t desc = ZYFA_FWD_DESC_INIT;`).
+ */
+#define ZYFA_FWD_DESC_INIT zyfa_fwd_desc_default()
 
 /** @brief FP8 quantization descriptor; initialize with ::ZYFA_QUANTIZE_DESC_INIT. */
 typedef struct zyfa_quantize_desc_t {
@@ -115,17 +119,31 @@ typedef struct zyfa_quantize_desc_t {
   zyfa_backend_t backend;
 } zyfa_quantize_desc_t;
 
-/** @brief Static initializer of ::zyfa_quantize_desc_t. */
-#define ZYFA_QUANTIZE_DESC_INIT {(uint32_t)sizeof(zyfa_quantize_desc_t)}
+/** @brief Initializer for an automatic ::zyfa_quantize_desc_t (struct_size set, rest zero). */
+#define ZYFA_QUANTIZE_DESC_INIT zyfa_quantize_desc_default()
 
 /** @brief Opaque handle: caches loaded modules and job tables. Thread-safe. */
 typedef struct zyfa_handle* zyfa_handle_t;
 
-/** @brief Fill a descriptor with the defaults of ::ZYFA_FWD_DESC_INIT. */
-static inline void zyfa_fwd_desc_init(zyfa_fwd_desc_t* desc) {
-  const zyfa_fwd_desc_t init = ZYFA_FWD_DESC_INIT;
-  *desc = init;
+/** @brief A forward descriptor with its defaults (see ::ZYFA_FWD_DESC_INIT). */
+static inline zyfa_fwd_desc_t zyfa_fwd_desc_default(void) {
+  zyfa_fwd_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = (uint32_t)sizeof(zyfa_fwd_desc_t);
+  d.causal = 1;
+  return d;
 }
+
+/** @brief A quantize descriptor with its defaults (see ::ZYFA_QUANTIZE_DESC_INIT). */
+static inline zyfa_quantize_desc_t zyfa_quantize_desc_default(void) {
+  zyfa_quantize_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = (uint32_t)sizeof(zyfa_quantize_desc_t);
+  return d;
+}
+
+/** @brief Fill a descriptor with the defaults of ::ZYFA_FWD_DESC_INIT. */
+static inline void zyfa_fwd_desc_init(zyfa_fwd_desc_t* desc) { *desc = zyfa_fwd_desc_default(); }
 
 /** @brief Describe a contiguous (batch, seqlen, heads, head_dim) tensor. */
 static inline zyfa_tensor_t zyfa_tensor_bshd(void* data, zyfa_dtype_t dtype, int64_t batch,

@@ -1,0 +1,56 @@
+// Backends that this build does not carry are replaced by objects that say why.
+#include <utility>
+
+#include "host/backend.h"
+#include "host/error.h"
+#include "zyfa_build_config.h"
+
+namespace zyfa {
+namespace {
+
+class UnavailableBackend final : public Backend {
+ public:
+  UnavailableBackend(zyfa_status_t status, std::string why) : status_(status), why_(std::move(why)) {}
+  zyfa_status_t available() override { return set_error(status_, why_); }
+  zyfa_status_t fwd(const FwdProblem&) override { return available(); }
+  zyfa_status_t fwd_prepare(const FwdProblem&) override { return available(); }
+  zyfa_status_t fp8_quantize(const QuantizeProblem&) override { return available(); }
+
+ private:
+  zyfa_status_t status_;
+  std::string why_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_unavailable_backend(zyfa_status_t status, std::string why) {
+  return std::make_unique<UnavailableBackend>(status, std::move(why));
+}
+
+#if !ZYFA_HAVE_HIP
+std::unique_ptr<Backend> make_hip_backend() {
+  return make_unavailable_backend(
+      ZYFA_STATUS_NOT_SUPPORTED,
+      "backend = hip: this libzyfa was built without the gfx950 toolchain (" ZYFA_AMD_TOOLCHAIN_SUMMARY
+      "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
+}
+#endif
+
+#if !ZYFA_HAVE_EMU
+std::unique_ptr<Backend> make_emu_backend() {
+  return make_unavailable_backend(
+      ZYFA_STATUS_NOT_SUPPORTED,
+      "backend = emu: this libzyfa was built without gfx950 code objects (" ZYFA_AMD_TOOLCHAIN_SUMMARY
+      "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
+}
+#endif
+
+#if !ZYFA_HAVE_CUDA
+std::unique_ptr<Backend> make_cuda_backend() {
+  return make_unavailable_backend(
+      ZYFA_STATUS_NOT_SUPPORTED,
+      "backend = cuda: this libzyfa was built without the CUDA toolkit; rebuild with -DZYFA_CUDA=on");
+}
+#endif
+
+}  // namespace zyfa

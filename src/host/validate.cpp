@@ -1,0 +1,324 @@
+#include "host/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "host/error.h"
+
+namespace zyfa {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 31;  // keeps every element offset within int64
+
+const char* dtype_name(zyfa_dtype_t d) {
+  switch (d) {
+    case ZYFA_DTYPE_BF16: return "BF16";
+    case ZYFA_DTYPE_FP8_E4M3: return "FP8_E4M3";
+    case ZYFA_DTYPE_FP32: return "FP32";
+    default: return "INVALID";
+  }
+}
+
+size_t dtype_size(zyfa_dtype_t d) {
+  switch (d) {
+    case ZYFA_DTYPE_BF16: return 2;
+    case ZYFA_DTYPE_FP8_E4M3: return 1;
+    case ZYFA_DTYPE_FP32: return 4;
+    default: return 0;
+  }
+}
+
+bool known_backend(zyfa_backend_t b) { return b >= ZYFA_BACKEND_AUTO && b <= ZYFA_BACKEND_CUDA; }
+
+// Byte span [lo, hi) that a strided tensor touches.
+struct Span {
+  uintptr_t lo = 0, hi = 0;
+};
+
+Span span_of(const void* data, const int64_t shape[4], const int64_t stride[4], size_t elem) {
+  int64_t last = 0;
+  for (int i = 0; i < 4; ++i) last += (shape[i] - 1) * stride[i];
+  const auto base = reinterpret_cast<uintptr_t>(data);
+  return {base, base + static_cast<uintptr_t>(last + 1) * elem};
+}
+
+bool overlaps(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
+
+// Shape, strides, pointer and dtype-independent rules of one tensor.
+zyfa_status_t check_tensor(const char* name, const zyfa_tensor_t& t) {
+  if (t.data == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.data is NULL", name);
+  if (dtype_size(t.dtype) == 0)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.dtype = {}: not a zyfa_dtype_t value", name,
+                static_cast<int>(t.dtype));
+  static const char* dims[4] = {"batch", "seqlen", "heads", "head_dim"};
+  for (int i = 0; i < 4; ++i) {
+    if (t.shape[i] < 1 || t.shape[i] > kMaxDim)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.shape[{}] = {}: {} must be in [1, 2^31]", name, i,
+                  t.shape[i], dims[i]);
+    if (t.stride[i] < 0 || t.stride[i] > (int64_t{1} << 40))
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.stride[{}] = {}: strides must be in [0, 2^40]",
+                  name, i, t.stride[i]);
+  }
+  if (t.stride[3] != 1)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.stride[3] = {}: the head_dim stride must be 1", name,
+                t.stride[3]);
+  // The largest offset must stay far from int64 overflow (and the 2^63 byte address space).
+  double extent = 0;
+  for (int i = 0; i < 4; ++i) extent += double(t.shape[i] - 1) * double(t.stride[i]);
+  if (extent > double(int64_t{1} << 56))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}: shape and strides address {:.3g} elements (limit 2^56)",
+                name, extent);
+  const size_t elem = dtype_size(t.dtype);
+  if (reinterpret_cast<uintptr_t>(t.data) % elem != 0)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.data = {}: not aligned to its {}-byte elements", name,
+                t.data, elem);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+// An output must not write any element twice: sorted by stride, each stride must step past the
+// extent of the smaller dimensions.
+zyfa_status_t check_no_self_overlap(const char* name, const zyfa_tensor_t& t) {
+  int order[4] = {0, 1, 2, 3};
+  std::sort(order, order + 4, [&](int a, int b) { return t.stride[a] < t.stride[b]; });
+  int64_t reach = 0;  // largest offset reachable by the dimensions seen so far
+  for (int i : order) {
+    if (t.shape[i] == 1) continue;
+    if (t.stride[i] <= reach)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                  "{}.stride[{}] = {}: output elements would overlap (stride must exceed {})", name, i,
+                  t.stride[i], reach);
+    reach += (t.shape[i] - 1) * t.stride[i];
+  }
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status_t check_descale(const char* name, const zyfa_descale_t& d, bool fp8, Descale* out) {
+  switch (d.kind) {
+    case ZYFA_DESCALE_NONE:
+      *out = Descale{};
+      return ZYFA_STATUS_SUCCESS;
+    case ZYFA_DESCALE_HOST:
+      if (!fp8)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                    "{}.kind = HOST: descales apply to FP8 inputs only (inputs are BF16)", name);
+      if (!(std::isnormal(d.value) && d.value > 0.0f))
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.value = {}: must be a positive normal float", name,
+                    d.value);
+      *out = Descale{ZYFA_DESCALE_HOST, d.value, nullptr, 0, 0};
+      return ZYFA_STATUS_SUCCESS;
+    case ZYFA_DESCALE_DEVICE:
+      if (!fp8)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                    "{}.kind = DEVICE: descales apply to FP8 inputs only (inputs are BF16)", name);
+      if (d.ptr == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.ptr is NULL", name);
+      if (reinterpret_cast<uintptr_t>(d.ptr) % alignof(float) != 0)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.ptr = {}: not 4-byte aligned", name,
+                    static_cast<const void*>(d.ptr));
+      if (d.stride_batch < 0 || d.stride_head_k < 0 || d.stride_batch > kMaxDim ||
+          d.stride_head_k > kMaxDim)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                    "{}.stride_batch = {}, {}.stride_head_k = {}: strides must be in [0, 2^31]", name,
+                    d.stride_batch, name, d.stride_head_k);
+      *out = Descale{ZYFA_DESCALE_DEVICE, 1.0f, d.ptr, d.stride_batch, d.stride_head_k};
+      return ZYFA_STATUS_SUCCESS;
+    default:
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.kind = {}: not a zyfa_descale_kind_t value", name,
+                  static_cast<int>(d.kind));
+  }
+}
+
+View view_of(const zyfa_tensor_t& t) {
+  View v;
+  v.data = t.data;
+  std::memcpy(v.stride, t.stride, sizeof v.stride);
+  return v;
+}
+
+#define ZYFA_TRY(expr)                                  \
+  do {                                                  \
+    const zyfa_status_t zyfa_try_status_ = (expr);      \
+    if (zyfa_try_status_ != ZYFA_STATUS_SUCCESS) return zyfa_try_status_; \
+  } while (0)
+
+}  // namespace
+
+zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc) {
+  if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
+  if (desc->struct_size != sizeof(zyfa_fwd_desc_t))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                "desc->struct_size = {}: unknown descriptor version (this library expects {}; "
+                "initialize with ZYFA_FWD_DESC_INIT)",
+                desc->struct_size, sizeof(zyfa_fwd_desc_t));
+  if (!known_backend(desc->backend))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->backend = {}: not a zyfa_backend_t value",
+                static_cast<int>(desc->backend));
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, zyfa_backend_t backend, FwdProblem* p) {
+  ZYFA_TRY(validate_fwd_header(desc));
+  const zyfa_fwd_desc_t& d = *desc;
+  if (d.causal == 0)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "desc->causal = 0: only causal attention is implemented");
+  if (d.causal != 1)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->causal = {}: must be 1", d.causal);
+
+  ZYFA_TRY(check_tensor("q", d.q));
+  ZYFA_TRY(check_tensor("k", d.k));
+  ZYFA_TRY(check_tensor("v", d.v));
+  ZYFA_TRY(check_tensor("out", d.out));
+
+  if (d.q.dtype != ZYFA_DTYPE_BF16 && d.q.dtype != ZYFA_DTYPE_FP8_E4M3)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "q.dtype = {}: inputs must be BF16 or FP8_E4M3",
+                dtype_name(d.q.dtype));
+  if (d.k.dtype != d.q.dtype)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "k.dtype = {}: differs from q.dtype = {}",
+                dtype_name(d.k.dtype), dtype_name(d.q.dtype));
+  if (d.v.dtype != d.q.dtype)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "v.dtype = {}: differs from q.dtype = {}",
+                dtype_name(d.v.dtype), dtype_name(d.q.dtype));
+  if (d.out.dtype != ZYFA_DTYPE_BF16)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "out.dtype = {}: the output must be BF16",
+                dtype_name(d.out.dtype));
+
+  const int64_t B = d.q.shape[0], S = d.q.shape[1], H = d.q.shape[2], Dqk = d.q.shape[3];
+  const int64_t Hk = d.k.shape[2], Dv = d.v.shape[3];
+  struct Expect {
+    const char* name;
+    int dim;
+    int64_t got, want;
+    const char* what;
+  };
+  const Expect expects[] = {
+      {"k", 0, d.k.shape[0], B, "batch must match q.shape[0]"},
+      {"v", 0, d.v.shape[0], B, "batch must match q.shape[0]"},
+      {"out", 0, d.out.shape[0], B, "batch must match q.shape[0]"},
+      {"k", 1, d.k.shape[1], S, "seqlen_k must equal seqlen_q (q.shape[1])"},
+      {"v", 1, d.v.shape[1], S, "seqlen must match q.shape[1]"},
+      {"out", 1, d.out.shape[1], S, "seqlen must match q.shape[1]"},
+      {"v", 2, d.v.shape[2], Hk, "heads_k must match k.shape[2]"},
+      {"out", 2, d.out.shape[2], H, "heads must match q.shape[2]"},
+      {"k", 3, d.k.shape[3], Dqk, "d_qk must match q.shape[3]"},
+      {"out", 3, d.out.shape[3], Dv, "d_v must match v.shape[3]"},
+  };
+  for (const Expect& e : expects)
+    if (e.got != e.want)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.shape[{}] = {}: {} = {}", e.name, e.dim, e.got, e.what,
+                  e.want);
+  if (H % Hk != 0)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                "k.shape[2] = {}: heads_k must divide the query heads q.shape[2] = {}", Hk, H);
+  if (!((Dqk == 128 && Dv == 128) || (Dqk == 192 && Dv == 128)))
+    return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                "q.shape[3] = {}, v.shape[3] = {}: head dims (d_qk, d_v) must be (128, 128) or (192, 128)",
+                Dqk, Dv);
+
+  ZYFA_TRY(check_no_self_overlap("out", d.out));
+  const Span so = span_of(d.out.data, d.out.shape, d.out.stride, 2);
+  const zyfa_tensor_t* ins[3] = {&d.q, &d.k, &d.v};
+  const char* in_names[3] = {"q", "k", "v"};
+  const size_t in_elem = dtype_size(d.q.dtype);
+  for (int i = 0; i < 3; ++i)
+    if (overlaps(so, span_of(ins[i]->data, ins[i]->shape, ins[i]->stride, in_elem)))
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "out.data = {}: the output overlaps {}", d.out.data,
+                  in_names[i]);
+  if (d.lse != nullptr) {
+    if (reinterpret_cast<uintptr_t>(d.lse) % alignof(float) != 0)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: not 4-byte aligned",
+                  static_cast<void*>(d.lse));
+    const auto lo = reinterpret_cast<uintptr_t>(d.lse);
+    const Span sl{lo, lo + static_cast<uintptr_t>(B * H * S) * sizeof(float)};
+    if (overlaps(sl, so))
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: overlaps out", static_cast<void*>(d.lse));
+    for (int i = 0; i < 3; ++i)
+      if (overlaps(sl, span_of(ins[i]->data, ins[i]->shape, ins[i]->stride, in_elem)))
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: overlaps {}", static_cast<void*>(d.lse),
+                    in_names[i]);
+  }
+
+  float scale = d.softmax_scale;
+  if (!std::isfinite(scale))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->softmax_scale = {}: must be finite", scale);
+  if (scale == 0.0f) scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(Dqk)));
+
+  const bool fp8 = d.q.dtype == ZYFA_DTYPE_FP8_E4M3;
+  ZYFA_TRY(check_descale("q_descale", d.q_descale, fp8, &p->q_descale));
+  ZYFA_TRY(check_descale("k_descale", d.k_descale, fp8, &p->k_descale));
+  ZYFA_TRY(check_descale("v_descale", d.v_descale, fp8, &p->v_descale));
+
+  p->backend = backend;
+  p->in_dtype = d.q.dtype;
+  p->batch = B;
+  p->seqlen = S;
+  p->heads = H;
+  p->heads_k = Hk;
+  p->d_qk = Dqk;
+  p->d_v = Dv;
+  p->q = view_of(d.q);
+  p->k = view_of(d.k);
+  p->v = view_of(d.v);
+  p->out = view_of(d.out);
+  p->lse = d.lse;
+  p->softmax_scale = scale;
+  p->stream = d.stream;
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc) {
+  if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
+  if (desc->struct_size != sizeof(zyfa_quantize_desc_t))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                "desc->struct_size = {}: unknown descriptor version (this library expects {}; "
+                "initialize with ZYFA_QUANTIZE_DESC_INIT)",
+                desc->struct_size, sizeof(zyfa_quantize_desc_t));
+  if (!known_backend(desc->backend))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->backend = {}: not a zyfa_backend_t value",
+                static_cast<int>(desc->backend));
+  return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, zyfa_backend_t backend,
+                                QuantizeProblem* p) {
+  ZYFA_TRY(validate_quantize_header(desc));
+  const zyfa_quantize_desc_t& d = *desc;
+  ZYFA_TRY(check_tensor("src", d.src));
+  ZYFA_TRY(check_tensor("dst", d.dst));
+  if (d.src.dtype != ZYFA_DTYPE_BF16 && d.src.dtype != ZYFA_DTYPE_FP32)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "src.dtype = {}: the source must be BF16 or FP32",
+                dtype_name(d.src.dtype));
+  if (d.dst.dtype != ZYFA_DTYPE_FP8_E4M3)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "dst.dtype = {}: the destination must be FP8_E4M3",
+                dtype_name(d.dst.dtype));
+  for (int i = 0; i < 4; ++i)
+    if (d.dst.shape[i] != d.src.shape[i])
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "dst.shape[{}] = {}: must match src.shape[{}] = {}", i,
+                  d.dst.shape[i], i, d.src.shape[i]);
+  ZYFA_TRY(check_no_self_overlap("dst", d.dst));
+  const Span sd = span_of(d.dst.data, d.dst.shape, d.dst.stride, 1);
+  const Span ss = span_of(d.src.data, d.src.shape, d.src.stride, dtype_size(d.src.dtype));
+  if (overlaps(sd, ss))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "dst.data = {}: the destination overlaps src", d.dst.data);
+  if (d.descale == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->descale is NULL");
+  if (reinterpret_cast<uintptr_t>(d.descale) % alignof(float) != 0)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->descale = {}: not 4-byte aligned",
+                static_cast<void*>(d.descale));
+  const auto dl = reinterpret_cast<uintptr_t>(d.descale);
+  const Span sdesc{dl, dl + sizeof(float)};
+  if (overlaps(sdesc, sd) || overlaps(sdesc, ss))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->descale = {}: overlaps src or dst",
+                static_cast<void*>(d.descale));
+
+  p->backend = backend;
+  p->src_dtype = d.src.dtype;
+  std::memcpy(p->shape, d.src.shape, sizeof p->shape);
+  p->src = view_of(d.src);
+  p->dst = view_of(d.dst);
+  p->descale = d.descale;
+  p->stream = d.stream;
+  return ZYFA_STATUS_SUCCESS;
+}
+
+}  // namespace zyfa
