@@ -10,6 +10,7 @@
 // Workgroup w runs its jobs in order; on MI355X workgroup w runs on XCD w % num_xcds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -40,7 +41,14 @@ struct JobTable {
   size_t bytes() const { return words.size() * sizeof(uint32_t); }
 };
 
-// Returns false (and leaves *out empty) when the linear tile ids would not fit 32 bits.
+// Number of uint32 words of the table for these parameters, or 0 when no table can be
+// built: a parameter out of range (non-positive, heads % heads_k != 0), linear tile ids that
+// would not fit 32 bits (kNoTile excluded), or a table of 4 GiB or more (so that any byte
+// offset into it fits 32 bits, as an AMD buffer resource requires). Allocates nothing.
+uint64_t job_table_word_count(const JobTableParams& params);
+
+// Builds the table (see docs/design.md, "Job tables"). Returns false and leaves *out empty
+// exactly when job_table_word_count(params) == 0. Deterministic: equal params give equal words.
 bool build_job_table(const JobTableParams& params, JobTable* out);
 
 }  // namespace zyfa
