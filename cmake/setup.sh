@@ -1,0 +1,35 @@
+#!/bin/sh
+# One-time set-up of a Debian 12 machine for building zyfa with every backend it can carry:
+# Debian packages, the gfx950 sysroot (cmake/gfx950-sysroot.sh) and the pinned PyPI header
+# wheels of the NVIDIA comparison (cmake/fetch-wheels.sh). Idempotent: present pieces are reused.
+# Needs root (or sudo) for apt, debootstrap and chroot.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+packages="cmake ninja-build g++ python3 ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
+          libamdhip64-dev debootstrap"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing Debian packages:$missing"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+fi
+
+# The gfx950 toolchain: a native ROCm >= 6.4 is used as is; otherwise the Debian sid sysroot.
+if [ -x "${ROCM_PATH:-/opt/rocm}/llvm/bin/clang++" ] && [ "${ZYFA_AMD_TOOLCHAIN:-auto}" != sysroot ]; then
+  echo "setup: using ROCm at ${ROCM_PATH:-/opt/rocm}"
+else
+  as_root sh "$here/gfx950-sysroot.sh" create
+fi
+
+if [ -f "$here/fetch-wheels.sh" ]; then
+  sh "$here/fetch-wheels.sh"
+fi
+echo "setup: done"
