@@ -31,7 +31,7 @@ std::unique_ptr<Backend> make_unavailable_backend(zyfa_status_t status, std::str
 std::unique_ptr<Backend> make_hip_backend() {
   return make_unavailable_backend(
       ZYFA_STATUS_NOT_SUPPORTED,
-      "backend = hip: this libzyfa was built without the gfx950 toolchain (" ZYFA_AMD_TOOLCHAIN_SUMMARY
+      "backend = hip: this libzyfa was built without the gfx950 toolchain (toolchain: " ZYFA_AMD_TOOLCHAIN_SUMMARY
       "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
 }
 #endif
@@ -40,7 +40,7 @@ std::unique_ptr<Backend> make_hip_backend() {
 std::unique_ptr<Backend> make_emu_backend() {
   return make_unavailable_backend(
       ZYFA_STATUS_NOT_SUPPORTED,
-      "backend = emu: this libzyfa was built without gfx950 code objects (" ZYFA_AMD_TOOLCHAIN_SUMMARY
+      "backend = emu: this libzyfa was built without gfx950 code objects (toolchain: " ZYFA_AMD_TOOLCHAIN_SUMMARY
       "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
 }
 #endif
