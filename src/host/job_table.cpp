@@ -57,13 +57,27 @@ bool make_plan(const JobTableParams& p, Plan* plan) {
 
 // Produces the jobs in their global order, one at a time without divisions:
 // stream by stream in linear (batch, head) order, each stream's pairs (i, n-1-i) by
-// increasing i; with odd n, the job made of the middle tiles of streams 2c and 2c+1 sits
-// between the pairs of those two streams, so every stream's jobs stay one contiguous range.
+// increasing i. With odd n, the middle tiles of two neighbouring streams s, s+1 make one job
+// placed between the pairs of those two streams, so every stream's jobs stay one contiguous
+// range. With an odd number of streams as well, stream 0's middle tile is left alone: that
+// half job comes first of all, so it lands on workgroup 0, which holds the most jobs (see
+// build_job_table) and thus keeps the work spread within one job. Couples are then (1, 2),
+// (3, 4), ...
 class GlobalOrder {
  public:
-  explicit GlobalOrder(const Plan& plan) : plan_(plan) {}
+  explicit GlobalOrder(const Plan& plan)
+      : plan_(plan),
+        half_pending_(plan.odd && plan.batch_heads % 2 == 1),
+        couple_parity_(half_pending_ ? 1 : 0) {}
 
   void next(uint32_t* tile_a, uint32_t* tile_b) {
+    const uint64_t middle = plan_.n_tiles / 2;
+    if (half_pending_) {
+      *tile_a = static_cast<uint32_t>(middle);
+      *tile_b = kNoTile;
+      half_pending_ = false;
+      return;
+    }
     for (;;) {
       if (pair_ < plan_.pairs) {
         const uint64_t base = stream_ * plan_.n_tiles;
@@ -72,12 +86,10 @@ class GlobalOrder {
         ++pair_;
         return;
       }
-      if (plan_.odd && (stream_ % 2) == 0 && !middle_done_) {
-        const uint64_t middle = plan_.n_tiles / 2;
+      if (plan_.odd && !middle_done_ && stream_ % 2 == couple_parity_ &&
+          stream_ + 1 < plan_.batch_heads) {
         *tile_a = static_cast<uint32_t>(stream_ * plan_.n_tiles + middle);
-        *tile_b = stream_ + 1 < plan_.batch_heads
-                      ? static_cast<uint32_t>((stream_ + 1) * plan_.n_tiles + middle)
-                      : kNoTile;
+        *tile_b = static_cast<uint32_t>((stream_ + 1) * plan_.n_tiles + middle);
         middle_done_ = true;
         return;
       }
@@ -89,6 +101,8 @@ class GlobalOrder {
 
  private:
   const Plan& plan_;
+  bool half_pending_;
+  uint64_t couple_parity_;
   uint64_t stream_ = 0;
   uint64_t pair_ = 0;
   bool middle_done_ = false;
@@ -112,7 +126,8 @@ bool build_job_table(const JobTableParams& params, JobTable* out) {
   words[1] = static_cast<uint32_t>(plan.n_tiles);
 
   // Balance: workgroup w gets floor(jobs / G) jobs, one more when w < jobs % G. The extra jobs
-  // thus go to the lowest workgroups, which lie on every chiplet in turn.
+  // thus go to the lowest workgroups, which lie on every chiplet in turn, and workgroup 0
+  // (which receives the half job, if any) always holds the most.
   const uint64_t per_wg = plan.jobs / plan.grid;
   const uint64_t extra = plan.jobs % plan.grid;
   uint32_t* offsets = words.data() + 2;
