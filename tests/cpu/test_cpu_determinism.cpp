@@ -1,0 +1,61 @@
+// The cpu backend's result is bitwise the same for every thread count and every call.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cpu_test_util.h"
+#include "host/validate.h"
+#include "kernels/cpu/cpu_attention.h"
+
+namespace zyfa::test {
+namespace {
+
+void expect_thread_count_independent(AttnConfig c) {
+  c.seed = seed_for(c.name());
+  AttnData a = make_attn_data(c);
+  const CpuRun first = run_cpu(a);
+  ASSERT_EQ(first.status, ZYFA_STATUS_SUCCESS) << first.error;
+  const CpuRun again = run_cpu(a);
+  ASSERT_EQ(again.status, ZYFA_STATUS_SUCCESS) << again.error;
+  EXPECT_EQ(first.out, again.out) << "two calls differ";
+  EXPECT_EQ(std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * 4), 0);
+
+  for (unsigned threads : {1u, 2u, 3u, 7u}) {
+    std::vector<uint16_t> out(a.out_count());
+    std::vector<float> lse(a.lse_count());
+    poison_bf16(out.data(), out.size());
+    zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
+    d.backend = ZYFA_BACKEND_CPU;
+    FwdProblem p;
+    ASSERT_EQ(validate_fwd(&d, ZYFA_BACKEND_CPU, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    cpu::attention_fwd(p, threads);
+    EXPECT_EQ(std::memcmp(out.data(), first.out.data(), out.size() * 2), 0)
+        << threads << " threads differ from the default";
+    EXPECT_EQ(std::memcmp(lse.data(), first.lse.data(), lse.size() * 4), 0)
+        << threads << " threads: LSE differs";
+  }
+}
+
+TEST(Determinism, Bf16_D128_Gqa2_S300) {
+  AttnConfig c;
+  c.dtype = ZYFA_DTYPE_BF16;
+  c.heads = 4;
+  c.heads_k = 2;
+  c.seqlen = 300;
+  c.inputs = Inputs::REALISTIC;
+  expect_thread_count_independent(c);
+}
+
+TEST(Determinism, Fp8_D192v128_Mqa3_S257_B2) {
+  AttnConfig c;
+  c.dtype = ZYFA_DTYPE_FP8_E4M3;
+  c.d_qk = 192;
+  c.heads = 3;
+  c.heads_k = 1;
+  c.seqlen = 257;
+  c.batch = 2;
+  expect_thread_count_independent(c);
+}
+
+}  // namespace
+}  // namespace zyfa::test
