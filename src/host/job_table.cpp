@@ -140,22 +140,32 @@ bool build_job_table(const JobTableParams& params, JobTable* out) {
   // workgroups hold, and deals it round-robin to them: at step t its m workgroups run m
   // consecutive jobs, mostly pairs of one stream, which share K and V in the chiplet's L2.
   // Each workgroup's jobs are a subsequence of the global order, so its streams form
-  // contiguous runs too.
-  GlobalOrder order(plan);
+  // contiguous runs too. The run is generated into a staging buffer first and then copied out
+  // workgroup by workgroup: writing it straight into the lists would store to m places a
+  // power-of-two stride apart (one chiplet's workgroups are xcds apart), which thrashes the
+  // cache sets and made the build several times slower.
   const uint64_t used_xcds = std::min(plan.xcds, plan.grid);
+  const uint64_t max_chunk = ((plan.grid + plan.xcds - 1) / plan.xcds) * (per_wg + 1);
+  std::vector<uint64_t> staging(static_cast<size_t>(std::min(max_chunk, plan.jobs)));
+  GlobalOrder order(plan);
   for (uint64_t x = 0; x < used_xcds; ++x) {
     const uint64_t wgs = (plan.grid - x + plan.xcds - 1) / plan.xcds;  // w = x + k * xcds
     const uint64_t wgs_extra = extra > x ? (extra - x + plan.xcds - 1) / plan.xcds : 0;
     const uint64_t chunk = wgs * per_wg + wgs_extra;
-    uint64_t k = 0;     // workgroup of this chiplet receiving the next job
-    uint64_t step = 0;  // position of that job in the workgroup's list
     for (uint64_t q = 0; q < chunk; ++q) {
-      const uint64_t slot = offsets[x + k * plan.xcds] + step;
-      order.next(&jobs[2 * slot], &jobs[2 * slot + 1]);
-      // In the last step only the workgroups with an extra job (the first wgs_extra) take one.
-      if (++k == wgs) {
-        k = 0;
-        ++step;
+      uint32_t a, b;
+      order.next(&a, &b);
+      staging[q] = uint64_t{a} | (uint64_t{b} << 32);
+    }
+    // Workgroup k of this chiplet takes run positions k, k + wgs, k + 2 wgs, ...; in the last
+    // step only the first wgs_extra workgroups (those with an extra job) take one.
+    for (uint64_t k = 0; k < wgs; ++k) {
+      const uint64_t w = x + k * plan.xcds;
+      uint32_t* dst = jobs + 2 * uint64_t{offsets[w]};
+      const uint64_t count = offsets[w + 1] - offsets[w];
+      for (uint64_t t = 0, q = k; t < count; ++t, q += wgs) {
+        dst[2 * t] = static_cast<uint32_t>(staging[q]);
+        dst[2 * t + 1] = static_cast<uint32_t>(staging[q] >> 32);
       }
     }
   }
