@@ -34,13 +34,19 @@ double decode_e3m2(uint8_t code);   // OCP MX fp6 (low 6 bits): bias 3, no inf/N
 double decode_e2m1(uint8_t code);   // OCP MX fp4 (low 4 bits): bias 1, no inf/NaN, max 6
 double decode_e8m0(uint8_t code);   // OCP E8M0 scale: 2^(code-127), 0xFF = NaN
 double decode_bf16(uint16_t bits);
+double decode_f16(uint16_t bits);   // IEEE binary16
 
-// Encoders take an fp32 value (the instruction's source precision). `saturate` clamps finite
-// overflow to the largest finite magnitude; without it overflow gives NaN (e4m3, no inf) or
-// inf (e5m2). NaN input always gives NaN (sign kept). Infinity: NaN for e4m3 and, when
-// saturating, the max finite value for e5m2 (see convert.cpp for the source).
-uint8_t encode_e4m3(float value, bool saturate);
-uint8_t encode_e5m2(float value, bool saturate);
+// Encoders round a value exactly representable in double (every f32, and f32 times a power of
+// two) to nearest even. `saturate` clamps finite overflow to the largest finite magnitude;
+// without it overflow gives NaN (e4m3, which has no infinity) or infinity (e5m2). Infinite
+// inputs are "true" infinities and are never clamped: NaN for e4m3, infinity for e5m2.
+// NaN input gives the all-ones NaN code with the input's sign (0x7F / 0xFF).
+uint8_t encode_e4m3(double value, bool saturate);
+uint8_t encode_e5m2(double value, bool saturate);
+// Low 6 / 4 bits; the MX sub-byte formats have no NaN or infinity: they always saturate.
+uint8_t encode_e2m3(double value);
+uint8_t encode_e3m2(double value);
+uint8_t encode_e2m1(double value);
 // RNE to bf16; NaN is quieted (quiet bit forced), sign and upper payload kept.
 uint16_t encode_bf16(float value);
 

@@ -4,8 +4,9 @@
 // say which of the admissible results it returns. The emulator returns the correctly rounded
 // result (RNE) of the exact function, computed in double precision, for every finite input
 // (see transcendental.cpp for why double suffices and the special-value rules with sources).
-// `mode` is the MODE register: f32 denormal inputs and outputs are flushed (sign kept) when
-// its FP_DENORM f32 bits say so.
+// Denormals: these instructions flush f32 denormal inputs and results to zero (sign kept)
+// whatever MODE.FP_DENORM says (see transcendental.cpp for the evidence). `mode` is taken so
+// a MODE-dependent behaviour found later changes no caller.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,264 @@
+// gfx950 MFMA execution.
+//
+// Opcodes: the VOP3P OP field values come from AMD's machine-readable CDNA4 ISA (as generated
+// into tinygrad runtime/autogen/amd/cdna/enum.py: VOP3POp, VOP3PX2Op) and agree with LLVM's
+// gfx950 MC tests (e.g. v_mfma_f32_16x16x32_bf16 encodes 0xD3B5....: OP = 0x35 = 53;
+// v_mfma_scale_f32_32x32x64_f8f6f4 is the pair v_mfma_ld_scale_b32 (OP 44) + OP 46).
+//
+// Pass counts (dependency wait states): LLVM's gfx950 scheduling model (llvm-mca gfx950 test:
+// 16x16 shapes 4, 32x32 shapes 8) and, for the f8f6f4 family, gfx950-facts.md: an FP8/BF8
+// operand doubles the passes (16x16x128: 8, 32x32x64: 16), FP6/FP4-only operands keep 4 / 8;
+// this matches the MI355X peak rates (FP8 5 PF/s is half the FP6/FP4 rate of 10 PF/s).
+//
+// Numerics (the hardware's internal order and intermediate rounding are not documented, so the
+// emulator fixes this one):
+//  - every input element is decoded exactly as its format says (bf16, f16, OCP e4m3fn/e5m2,
+//    MX e2m3/e3m2/e2m1); denormal inputs are kept, never flushed (MFMAs do not read MODE);
+//  - every product is exact (and the E8M0 block scales are exact powers of two);
+//  - K is split into blocks of 32 (the scale block of the f8f6f4 family; every other shape has
+//    K <= 32 and is a single block); blocks are processed in increasing K; for each block the
+//    emulator forms the exact value C_running + sum(products of the block) and rounds it once
+//    to f32 (round to nearest even), which becomes C_running for the next block;
+//  - denormal f32 results are kept; overflow gives infinity; any NaN (including a NaN E8M0
+//    scale byte 0xFF, which poisons its whole block) gives the quiet NaN 0x7FC00000.
+#include "emu/semantics/mfma.h"
+
+#include <array>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emu/semantics/convert.h"
+#include "emu/semantics/exact_sum.h"
+#include "emu/semantics/mfma_layout.h"
+
+namespace zyfa::emu {
+namespace {
+
+using mfma_layout::Elem;
+
+enum class Family { Fixed, F8F6F4 };
+
+struct OpDesc {
+  MfmaOp op;
+  const char* name;
+  uint32_t opcode;  // VOP3P OP field
+  bool scaled;
+  Family family;
+  int m, n, k;
+  Elem a, b;       // fixed-format families only
+  int per_lane;    // elements of A (and B) per lane
+  int passes;      // fixed-format families only
+};
+
+constexpr OpDesc kOps[] = {
+    {MfmaOp::F32_16X16X32_BF16, "v_mfma_f32_16x16x32_bf16", 53, false, Family::Fixed, 16, 16, 32,
+     Elem::BF16, Elem::BF16, 8, 4},
+    {MfmaOp::F32_32X32X16_BF16, "v_mfma_f32_32x32x16_bf16", 55, false, Family::Fixed, 32, 32, 16,
+     Elem::BF16, Elem::BF16, 8, 8},
+    {MfmaOp::F32_16X16X16_BF16, "v_mfma_f32_16x16x16_bf16", 97, false, Family::Fixed, 16, 16, 16,
+     Elem::BF16, Elem::BF16, 4, 4},
+    {MfmaOp::F32_32X32X8_BF16, "v_mfma_f32_32x32x8_bf16", 96, false, Family::Fixed, 32, 32, 8,
+     Elem::BF16, Elem::BF16, 4, 8},
+    {MfmaOp::F32_16X16X32_F16, "v_mfma_f32_16x16x32_f16", 84, false, Family::Fixed, 16, 16, 32,
+     Elem::F16, Elem::F16, 8, 4},
+    {MfmaOp::F32_32X32X16_F16, "v_mfma_f32_32x32x16_f16", 85, false, Family::Fixed, 32, 32, 16,
+     Elem::F16, Elem::F16, 8, 8},
+    {MfmaOp::F32_16X16X16_F16, "v_mfma_f32_16x16x16_f16", 77, false, Family::Fixed, 16, 16, 16,
+     Elem::F16, Elem::F16, 4, 4},
+    {MfmaOp::F32_32X32X8_F16, "v_mfma_f32_32x32x8_f16", 76, false, Family::Fixed, 32, 32, 8,
+     Elem::F16, Elem::F16, 4, 8},
+    {MfmaOp::F32_16X16X32_FP8_FP8, "v_mfma_f32_16x16x32_fp8_fp8", 115, false, Family::Fixed, 16,
+     16, 32, Elem::E4M3, Elem::E4M3, 8, 4},
+    {MfmaOp::F32_16X16X32_FP8_BF8, "v_mfma_f32_16x16x32_fp8_bf8", 114, false, Family::Fixed, 16,
+     16, 32, Elem::E4M3, Elem::E5M2, 8, 4},
+    {MfmaOp::F32_16X16X32_BF8_FP8, "v_mfma_f32_16x16x32_bf8_fp8", 113, false, Family::Fixed, 16,
+     16, 32, Elem::E5M2, Elem::E4M3, 8, 4},
+    {MfmaOp::F32_16X16X32_BF8_BF8, "v_mfma_f32_16x16x32_bf8_bf8", 112, false, Family::Fixed, 16,
+     16, 32, Elem::E5M2, Elem::E5M2, 8, 4},
+    {MfmaOp::F32_32X32X16_FP8_FP8, "v_mfma_f32_32x32x16_fp8_fp8", 119, false, Family::Fixed, 32,
+     32, 16, Elem::E4M3, Elem::E4M3, 8, 8},
+    {MfmaOp::F32_32X32X16_FP8_BF8, "v_mfma_f32_32x32x16_fp8_bf8", 118, false, Family::Fixed, 32,
+     32, 16, Elem::E4M3, Elem::E5M2, 8, 8},
+    {MfmaOp::F32_32X32X16_BF8_FP8, "v_mfma_f32_32x32x16_bf8_fp8", 117, false, Family::Fixed, 32,
+     32, 16, Elem::E5M2, Elem::E4M3, 8, 8},
+    {MfmaOp::F32_32X32X16_BF8_BF8, "v_mfma_f32_32x32x16_bf8_bf8", 116, false, Family::Fixed, 32,
+     32, 16, Elem::E5M2, Elem::E5M2, 8, 8},
+    {MfmaOp::F32_16X16X128_F8F6F4, "v_mfma_f32_16x16x128_f8f6f4", 45, false, Family::F8F6F4, 16,
+     16, 128, Elem::E4M3, Elem::E4M3, 32, 0},
+    {MfmaOp::F32_32X32X64_F8F6F4, "v_mfma_f32_32x32x64_f8f6f4", 46, false, Family::F8F6F4, 32, 32,
+     64, Elem::E4M3, Elem::E4M3, 32, 0},
+    {MfmaOp::SCALE_F32_16X16X128_F8F6F4, "v_mfma_scale_f32_16x16x128_f8f6f4", 45, true,
+     Family::F8F6F4, 16, 16, 128, Elem::E4M3, Elem::E4M3, 32, 0},
+    {MfmaOp::SCALE_F32_32X32X64_F8F6F4, "v_mfma_scale_f32_32x32x64_f8f6f4", 46, true,
+     Family::F8F6F4, 32, 32, 64, Elem::E4M3, Elem::E4M3, 32, 0},
+};
+
+const OpDesc& desc_of(MfmaOp op) {
+  for (const OpDesc& d : kOps) {
+    if (d.op == op) return d;
+  }
+  throw std::runtime_error("MFMA: unknown MfmaOp value " + std::to_string(static_cast<int>(op)));
+}
+
+Elem f8f6f4_format(const OpDesc& d, uint32_t field, const char* field_name) {
+  switch (field) {
+    case 0: return Elem::E4M3;
+    case 1: return Elem::E5M2;
+    case 2: return Elem::E2M3;
+    case 3: return Elem::E3M2;
+    case 4: return Elem::E2M1;
+    default:
+      throw std::runtime_error(std::string(d.name) + ": " + field_name + " = " +
+                               std::to_string(field) +
+                               " is not an operand format (0 e4m3, 1 e5m2, 2 e2m3, 3 e3m2, 4 e2m1)");
+  }
+}
+
+struct Formats {
+  Elem a, b;
+};
+
+Formats formats_of(const OpDesc& d, uint32_t cbsz, uint32_t blgp) {
+  if (d.family == Family::F8F6F4) return {f8f6f4_format(d, cbsz, "cbsz"), f8f6f4_format(d, blgp, "blgp")};
+  return {d.a, d.b};
+}
+
+int regs_for(int per_lane, Elem e) { return per_lane * mfma_layout::elem_bits(e) / 32; }
+
+int passes_of(const OpDesc& d, const Formats& f) {
+  if (d.family == Family::Fixed) return d.passes;
+  const bool any_fp8 = mfma_layout::is_fp8(f.a) || mfma_layout::is_fp8(f.b);
+  const int base = d.m == 16 ? 4 : 8;
+  return any_fp8 ? 2 * base : base;
+}
+
+// Decodes operand X (A when `is_a`) into a logical row-major matrix: A as m x k, B as k x n.
+void gather_operand(const OpDesc& d, Elem fmt, const uint32_t* regs, bool is_a,
+                    std::vector<double>& out) {
+  const int mn = is_a ? d.m : d.n;
+  const int nregs = regs_for(d.per_lane, fmt);
+  const int bits = mfma_layout::elem_bits(fmt);
+  const bool split = d.family == Family::F8F6F4 && mfma_layout::is_fp8(fmt);
+  out.assign(static_cast<size_t>(mn) * d.k, 0.0);
+  for (int lane = 0; lane < 64; ++lane) {
+    const uint32_t* lane_regs = regs + static_cast<size_t>(lane) * nregs;
+    for (int e = 0; e < d.per_lane; ++e) {
+      const mfma_layout::Pos p = mfma_layout::operand_pos(mn, d.k, d.per_lane, split, lane, e);
+      const double v = mfma_layout::decode(fmt, mfma_layout::extract(lane_regs, bits, e));
+      if (is_a) {
+        out[static_cast<size_t>(p.mn) * d.k + p.k] = v;
+      } else {
+        out[static_cast<size_t>(p.k) * d.n + p.mn] = v;
+      }
+    }
+  }
+}
+
+void validate_fields(const OpDesc& d, const MfmaArgs& args) {
+  const auto fail = [&](const std::string& what) {
+    throw std::runtime_error(std::string(d.name) + ": " + what);
+  };
+  if (!args.a || !args.b || !args.c || !args.d) fail("null register pointer");
+  if (args.abid != 0) fail("abid = " + std::to_string(args.abid) + " (block broadcast) is not implemented");
+  if (d.family == Family::Fixed && (args.cbsz != 0 || args.blgp != 0)) {
+    fail("cbsz = " + std::to_string(args.cbsz) + ", blgp = " + std::to_string(args.blgp) +
+         ": broadcast/lane-group patterns are not implemented for single-block MFMAs");
+  }
+  if (d.scaled) {
+    if (!args.scale_a || !args.scale_b) fail("scale operands missing");
+    if (args.scale_a_sel > 3 || args.scale_b_sel > 3) {
+      fail("scale byte select out of range (a " + std::to_string(args.scale_a_sel) + ", b " +
+           std::to_string(args.scale_b_sel) + ")");
+    }
+  }
+}
+
+}  // namespace
+
+const char* mfma_name(MfmaOp op) { return desc_of(op).name; }
+bool mfma_is_scaled(MfmaOp op) { return desc_of(op).scaled; }
+bool mfma_is_f8f6f4(MfmaOp op) { return desc_of(op).family == Family::F8F6F4; }
+
+MfmaInfo mfma_info(MfmaOp op, uint32_t cbsz, uint32_t blgp) {
+  const OpDesc& d = desc_of(op);
+  const Formats f = formats_of(d, cbsz, blgp);
+  MfmaInfo info{};
+  info.m = d.m;
+  info.n = d.n;
+  info.k = d.k;
+  info.blocks = 1;
+  info.a_regs = regs_for(d.per_lane, f.a);
+  info.b_regs = regs_for(d.per_lane, f.b);
+  info.d_regs = d.m * d.n / 64;
+  info.passes = passes_of(d, f);
+  return info;
+}
+
+int mfma_passes(MfmaOp op, uint32_t cbsz, uint32_t blgp) { return mfma_info(op, cbsz, blgp).passes; }
+
+std::optional<MfmaOp> mfma_op_from_opcode(uint32_t opcode, bool scaled) {
+  for (const OpDesc& d : kOps) {
+    if (d.opcode == opcode && d.scaled == scaled) return d.op;
+  }
+  return std::nullopt;
+}
+
+uint32_t mfma_opcode(MfmaOp op) { return desc_of(op).opcode; }
+
+MfmaWaitStates mfma_wait_states(int passes) {
+  // LLVM GCNHazardRecognizer, gfx950 XDL producer (see gfx950-facts.md for the table):
+  // overlapped SrcC: P+2; same SrcC: 0 (2 after a 2-pass producer); SrcA/B, VALU/VMEM/LDS/export
+  // reads and VALU writes: P+3, plus one more on gfx950 for 4/8/16 passes; VALU WAR on SrcC: P-1.
+  MfmaWaitStates w{};
+  w.srcc_overlapped = passes + 2;
+  w.srcc_same = passes == 2 ? 2 : 0;
+  w.srcab_or_valu_read = passes + 3 + (passes != 2 ? 1 : 0);
+  w.valu_war_srcc = passes - 1;
+  return w;
+}
+
+void mfma_execute(const MfmaArgs& args) {
+  const OpDesc& d = desc_of(args.op);
+  validate_fields(d, args);
+  const Formats f = formats_of(d, args.cbsz, args.blgp);
+
+  thread_local std::vector<double> a, b;
+  gather_operand(d, f.a, args.a, true, a);
+  gather_operand(d, f.b, args.b, false, b);
+
+  const int block = d.k < 32 ? d.k : 32;
+  const int nblocks = d.k / block;
+  // E8M0 scale of A row i / B column j for K block p: lane i + M*p (j + N*p), byte *_sel.
+  const auto scale_of = [&](const uint32_t* scales, uint32_t sel, int row, int dim, int p) {
+    const uint32_t word = scales[row + dim * p];
+    return decode_e8m0(static_cast<uint8_t>((word >> (8 * sel)) & 0xFFu));
+  };
+
+  const int d_regs = d.m * d.n / 64;
+  std::array<uint32_t, 64 * 16> result{};
+  std::array<double, 32> terms{};
+  for (int i = 0; i < d.m; ++i) {
+    for (int j = 0; j < d.n; ++j) {
+      const mfma_layout::OutPos pos = mfma_layout::output_pos(d.m, i, j);
+      const size_t slot = static_cast<size_t>(pos.lane) * d_regs + pos.reg;
+      uint32_t acc = args.c[slot];
+      for (int p = 0; p < nblocks; ++p) {
+        const double scale = d.scaled ? scale_of(args.scale_a, args.scale_a_sel, i, d.m, p) *
+                                            scale_of(args.scale_b, args.scale_b_sel, j, d.n, p)
+                                      : 1.0;
+        for (int t = 0; t < block; ++t) {
+          const int kk = p * block + t;
+          terms[t] = a[static_cast<size_t>(i) * d.k + kk] * b[static_cast<size_t>(kk) * d.n + j] * scale;
+        }
+        acc = exact_f32_sum(f32_from_bits(acc), terms.data(), block);
+      }
+      result[slot] = acc;
+    }
+  }
+  // C may alias D: all of C was read before any of D is written.
+  std::memcpy(args.d, result.data(), sizeof(uint32_t) * 64 * d_regs);
+}
+
+}  // namespace zyfa::emu

@@ -1,0 +1,100 @@
+// MFMA register layouts, each confirmed against at least two public sources:
+//
+// Operands A and B (lane l, element e of the lane's register tuple; M = N = 16 or 32):
+//  - Every family except f8f6f4-with-FP8: lane l holds row (A) / column (B) l % M and the
+//    `per_lane` consecutive K indices starting at per_lane * (l / M). Sources: AMD matrix
+//    instruction calculator (gfx90a/gfx940 16x16x16 and 32x32x8 bf16/f16, 16x16x32 and 32x32x16
+//    fp8), the ROCm blog "Matrix Core Programming on AMD CDNA3 and CDNA4" (kernels for
+//    16x16x16 f16: A + 4*(l/16) + 16*(l%16); 32x32x16 fp8: A + 8*(l/32) + 16*(l%32)), and
+//    gfx950-facts.md for the gfx950 double-K shapes (16x16x32 / 32x32x16 bf16/f16: 8 elements
+//    per lane at K = 8*(l/M)). The same contiguous rule holds for FP4 in the f8f6f4 family: the
+//    blog's 32x32x64 fp4 kernel loads 16 bytes (32 values) for lane l from row l%32 at byte
+//    16*(l/32), low nibble = lower K. FP6 (6 VGPRs, 32 values) is taken to follow the FP4 rule
+//    with 6-bit fields packed upwards — the register count matches LLVM's gfx950 MC/MCA tests
+//    (v[4:9] for cbsz/blgp 2 and 3) and the packing matches V_CVT_SCALEF32_PK32_FP6_F32 (field i
+//    at bits [6i+5:6i]); no second source pins the K order of FP6 operands (stated doubt).
+//  - f8f6f4 with an FP8 operand (32 bytes per lane in 8 VGPRs): bytes 0..15 hold K =
+//    16*(l/M) + b, bytes 16..31 hold K = K/2 + 16*(l/M) + (b-16). Sources: the ROCm blog's
+//    32x32x64 fp8 kernel (a_reg[i*16+j] = A[l%32][16*(l/32) + 32*i + j]) and gfx950-facts.md
+//    (rocjitsu input_loc, 16x16x128: 64 + 16g + (b-16)).
+//
+// Output D (and C), single-block 16x16 and 32x32:
+//  - 16x16: D[i][j] in register i%4 of lane 16*(i/4) + j. Sources: matrix instruction
+//    calculator; ROCm blog 16x16x16 kernel (C[i*16 + l%16 + (l/16)*64] = c_reg[i]).
+//  - 32x32: D[i][j] in register 4*(i/8) + i%4 of lane 32*((i/4)%2) + j. Sources: matrix
+//    instruction calculator; ROCm blog 32x32 kernels (c_reg[4*r + q] -> row 8*r + 4*(l/32) + q).
+//    This is NOT tinygrad's emulator mapping (row = 16*group + register), which disagrees with
+//    both; gfx950-facts.md records that trap.
+#include "emu/semantics/mfma_layout.h"
+
+#include <cmath>
+
+#include "emu/semantics/convert.h"
+
+namespace zyfa::emu::mfma_layout {
+
+int elem_bits(Elem e) {
+  switch (e) {
+    case Elem::BF16:
+    case Elem::F16: return 16;
+    case Elem::E4M3:
+    case Elem::E5M2: return 8;
+    case Elem::E2M3:
+    case Elem::E3M2: return 6;
+    case Elem::E2M1: return 4;
+  }
+  return 0;
+}
+
+bool is_fp8(Elem e) { return e == Elem::E4M3 || e == Elem::E5M2; }
+
+const char* elem_name(Elem e) {
+  switch (e) {
+    case Elem::BF16: return "bf16";
+    case Elem::F16: return "f16";
+    case Elem::E4M3: return "e4m3";
+    case Elem::E5M2: return "e5m2";
+    case Elem::E2M3: return "e2m3";
+    case Elem::E3M2: return "e3m2";
+    case Elem::E2M1: return "e2m1";
+  }
+  return "?";
+}
+
+double decode(Elem e, uint32_t code) {
+  switch (e) {
+    case Elem::BF16: return decode_bf16(static_cast<uint16_t>(code));
+    case Elem::F16: return decode_f16(static_cast<uint16_t>(code));
+    case Elem::E4M3: return decode_e4m3(static_cast<uint8_t>(code));
+    case Elem::E5M2: return decode_e5m2(static_cast<uint8_t>(code));
+    case Elem::E2M3: return decode_e2m3(static_cast<uint8_t>(code));
+    case Elem::E3M2: return decode_e3m2(static_cast<uint8_t>(code));
+    case Elem::E2M1: return decode_e2m1(static_cast<uint8_t>(code));
+  }
+  return NAN;
+}
+
+uint32_t extract(const uint32_t* lane_regs, int bits, int index) {
+  const int first = bits * index;
+  const int reg = first / 32;
+  const int shift = first % 32;
+  uint64_t window = lane_regs[reg] >> shift;
+  if (shift + bits > 32) window |= static_cast<uint64_t>(lane_regs[reg + 1]) << (32 - shift);
+  return static_cast<uint32_t>(window & ((uint64_t{1} << bits) - 1));
+}
+
+Pos operand_pos(int mn, int k, int per_lane, bool fp8_split, int lane, int e) {
+  const int group = lane / mn;
+  if (fp8_split) {
+    const int chunk = e / 16;
+    return {lane % mn, chunk * (k / 2) + 16 * group + e % 16};
+  }
+  return {lane % mn, per_lane * group + e};
+}
+
+OutPos output_pos(int mn, int i, int j) {
+  if (mn == 16) return {i % 4, 16 * (i / 4) + j};
+  return {4 * (i / 8) + i % 4, 32 * ((i / 4) % 2) + j};
+}
+
+}  // namespace zyfa::emu::mfma_layout

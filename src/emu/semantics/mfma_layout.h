@@ -1,0 +1,37 @@
+// Where each matrix element of a gfx950 MFMA lives in the wave's registers (internal to the
+// MFMA semantics; the sources for every formula are cited in mfma_layout.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace zyfa::emu::mfma_layout {
+
+enum class Elem { BF16, F16, E4M3, E5M2, E2M3, E3M2, E2M1 };
+
+int elem_bits(Elem e);
+bool is_fp8(Elem e);
+const char* elem_name(Elem e);
+double decode(Elem e, uint32_t code);
+
+// Element `index` of one lane's register tuple, elements packed from bit 0 of the first
+// register upwards without gaps (16-bit elements: low half first; FP6: 6-bit fields that may
+// straddle registers).
+uint32_t extract(const uint32_t* lane_regs, int bits, int index);
+
+// Row of A (or column of B) and K index of element `e` held by `lane`, for an operand of a
+// `mn` x `k` (or `k` x `mn`) block where each lane holds `per_lane` elements. `fp8_split` is
+// the 32-elements-per-lane FP8 layout of the f8f6f4 family (two 16-element chunks).
+struct Pos {
+  int mn;
+  int k;
+};
+Pos operand_pos(int mn, int k, int per_lane, bool fp8_split, int lane, int e);
+
+// Register index and lane of output element D[i][j] for a 16x16 or 32x32 single-block MFMA.
+struct OutPos {
+  int reg;
+  int lane;
+};
+OutPos output_pos(int mn, int i, int j);
+
+}  // namespace zyfa::emu::mfma_layout
