@@ -1,0 +1,18 @@
+// Tensor maps (TMA descriptors) of q, k and v for the Hopper kernels.
+#pragma once
+
+#include <cuda.h>
+
+#include "host/problem.h"
+
+namespace zyfa::cuda {
+
+// NOT_SUPPORTED with a message naming the field when the bulk tensor copy cannot address the
+// tensors (16-byte aligned base addresses and strides), or the output cannot be written with
+// 4-byte stores.
+zyfa_status_t check_tensor_maps_supported(const FwdProblem& p);
+
+// Encodes the three maps; the problem must have passed check_tensor_maps_supported.
+zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, CUtensorMap* q, CUtensorMap* k, CUtensorMap* v);
+
+}  // namespace zyfa::cuda

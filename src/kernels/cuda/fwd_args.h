@@ -1,0 +1,43 @@
+// Arguments of the Hopper attention kernels, shared by the host launcher and the device code.
+// Passed by value as a __grid_constant__ parameter; the tensor maps (TMA descriptors) for q, k
+// and v travel as separate parameters because they need 64-byte alignment.
+#pragma once
+
+#include <cstdint>
+
+namespace zyfa::cuda {
+
+#pragma pack(push, 1)
+struct FwdKernelArgs {
+  const uint32_t* job_table;  // device copy of JobTable::words
+  uint16_t* out;              // BF16 (batch, seqlen, heads, d_v) with the strides below
+  float* lse;                 // (batch, heads, seqlen) contiguous, or null
+  const float* q_descale_ptr;  // device descales (null: use the *_descale values)
+  const float* k_descale_ptr;
+  const float* v_descale_ptr;
+  int64_t out_stride_b, out_stride_s, out_stride_h;  // elements
+  int64_t q_descale_sb, q_descale_sh;  // element strides over (batch, head_k); 0 broadcasts
+  int64_t k_descale_sb, k_descale_sh;
+  int64_t v_descale_sb, v_descale_sh;
+  int32_t batch, seqlen, heads, heads_k;
+  float softmax_scale_log2;  // softmax_scale * log2(e)
+  float q_descale, k_descale, v_descale;  // host descales (1 for BF16)
+};
+#pragma pack(pop)
+static_assert(sizeof(FwdKernelArgs) == 6 * 8 + 9 * 8 + 4 * 4 + 4 * 4, "FwdKernelArgs layout");
+
+#pragma pack(push, 1)
+struct QuantizeKernelArgs {
+  const void* src;
+  uint8_t* dst;
+  float* descale;  // receives the amax bits first, then the descale
+  int64_t shape[4];
+  int64_t src_stride[4];
+  int64_t dst_stride[4];
+  int32_t src_is_fp32;  // 1: float32 source, 0: bfloat16
+  int32_t pad_;
+};
+#pragma pack(pop)
+static_assert(sizeof(QuantizeKernelArgs) == 3 * 8 + 12 * 8 + 8, "QuantizeKernelArgs layout");
+
+}  // namespace zyfa::cuda

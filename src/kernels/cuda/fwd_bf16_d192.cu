@@ -1,0 +1,6 @@
+// Instantiation: bf16, d_qk = 192.
+#include "kernels/cuda/fwd_launch.cuh"
+
+namespace zyfa::cuda {
+cudaError_t launch_fwd_bf16_d192(const FwdLaunch& l) { return launch_fwd_impl<false, 192, 2>(l); }
+}  // namespace zyfa::cuda

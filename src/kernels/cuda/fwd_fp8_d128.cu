@@ -1,0 +1,6 @@
+// Instantiation: fp8, d_qk = 128.
+#include "kernels/cuda/fwd_launch.cuh"
+
+namespace zyfa::cuda {
+cudaError_t launch_fwd_fp8_d128(const FwdLaunch& l) { return launch_fwd_impl<true, 128, 3>(l); }
+}  // namespace zyfa::cuda

@@ -1,0 +1,584 @@
+// Causal prefill attention forward for Hopper (sm_90a): one persistent CTA per SM walking
+// its slice of the paired-tile job table (src/host/job_table.h).
+//
+// A CTA has three warpgroups. Warpgroup 0 produces: one thread issues the bulk tensor copies
+// (TMA) of q, k and v tiles into shared memory, completing on mbarriers; for FP8 the other
+// three warps transpose each v tile into the key-major layout that FP8 wgmma needs. Warpgroups
+// 1 and 2 consume: each owns 64 of the 128 query rows of a tile and runs S = q kᵀ and
+// O += P v with wgmma, the softmax in registers in between. Within a consumer, the q kᵀ of
+// key block n+1 is issued before the P v of block n, so the tensor cores work while the
+// softmax of the next block waits for its scores.
+//
+// Numerics: base-2 softmax with lazy rescaling (the running maximum is only moved when it grows
+// by more than kRescaleThreshold). BF16: P rounded to bf16, fp32 row sums. FP8: P rounded to
+// e4m3 (lean P at d_qk = 128: the e4m3 code of 2^x from one multiply-add; exact exp2 and
+// conversion at d_qk = 192); the denominator is the sum of the same rounded P, computed by
+// the tensor cores through eight extra rows of ones appended to vᵀ.
+#pragma once
+
+#include <cuda.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "host/job_table.h"
+#include "kernels/cuda/fwd_args.h"
+#include "kernels/cuda/ptx.cuh"
+
+namespace zyfa::cuda {
+
+template <bool kFp8, int kDqk, int kStages>
+struct FwdConfig {
+  static constexpr bool kIsFp8 = kFp8;
+  static constexpr int kBlockM = 128;  // query rows per tile (= JobTableParams::tile_rows)
+  static constexpr int kBlockN = 128;  // keys per block
+  static constexpr int kDv = 128;
+  static constexpr int kElem = kFp8 ? 1 : 2;
+  // q and k tiles are stored as column chunks of 64 elements, each chunk [rows][64]
+  // swizzled by the TMA: 128-byte rows (128 B swizzle) for BF16, 64-byte rows for FP8.
+  static constexpr int kChunk = 64;
+  static constexpr int kRowBytes = kChunk * kElem;
+  static constexpr int kQkChunks = kDqk / kChunk;
+  static constexpr int kQkSwizzle = kFp8 ? 2 : 1;           // descriptor code
+  static constexpr int kQkSbo = 8 * kRowBytes;              // bytes between 8-row groups
+  static constexpr int kQChunkBytes = kBlockM * kRowBytes;
+  static constexpr int kKChunkBytes = kBlockN * kRowBytes;
+  static constexpr int kQBytes = kQkChunks * kQChunkBytes;
+  static constexpr int kKBytes = kQkChunks * kKChunkBytes;
+  // v: BF16 keeps the TMA layout ([keys][64 d] chunks, 128 B swizzle, read transposed by
+  // wgmma); FP8 lands [keys][128 d] in a staging buffer and is transposed into vᵀ
+  // [136 rows: 128 d + 8 rows of ones][128 keys] (128 B swizzle).
+  static constexpr int kVBytes = kBlockN * kDv * kElem;
+  static constexpr int kVtRows = kDv + 8;
+  static constexpr int kVtBytes = kFp8 ? kVtRows * kBlockN : 0;
+  static constexpr int kKMmaK = kFp8 ? 32 : 16;  // K of one wgmma
+  static constexpr int kThreads = 384;
+  static constexpr float kRescaleThreshold = kFp8 ? 0.125f : (kDqk == 128 ? 0.5f : 8.0f);
+  static constexpr bool kLeanP = kFp8 && kDqk == 128;
+
+  // Shared-memory layout (offsets from a 1024-byte-aligned base).
+  static constexpr int kOffQ = 0;
+  static constexpr int kOffK = kOffQ + kQBytes;
+  static constexpr int kOffV = kOffK + kStages * kKBytes;
+  static constexpr int kOffVt = kOffV + kStages * kVBytes;
+  static constexpr int kOffBar = kOffVt + kStages * kVtBytes;
+  // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S], vt_full[S]
+  static constexpr int kNumBars = 2 + 5 * kStages;
+  static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + alignment slack
+
+  static_assert(kQChunkBytes % 1024 == 0 && kKChunkBytes % 1024 == 0 && kVBytes % 1024 == 0 &&
+                kVtBytes % 1024 == 0, "tiles must keep 1024-byte alignment for the swizzle");
+};
+
+namespace detail {
+
+struct TileCoord {
+  int32_t b, h, hk, m;
+};
+
+__device__ __forceinline__ TileCoord decode_tile(uint32_t tile, uint32_t n_tiles, int32_t heads,
+                                                 int32_t heads_k) {
+  TileCoord c;
+  const uint32_t bh = tile / n_tiles;
+  c.m = static_cast<int32_t>(tile - bh * n_tiles);
+  c.b = static_cast<int32_t>(bh / static_cast<uint32_t>(heads));
+  c.h = static_cast<int32_t>(bh - static_cast<uint32_t>(c.b) * heads);
+  c.hk = c.h / (heads / heads_k);
+  return c;
+}
+
+__device__ __forceinline__ float read_descale(const float* ptr, float value, int64_t sb, int64_t sh,
+                                              int32_t b, int32_t hk) {
+  return ptr ? __ldg(ptr + b * sb + hk * sh) : value;
+}
+
+// Ring position of a producer/consumer pipeline.
+struct Ring {
+  uint32_t index = 0, phase = 0;
+  template <int kStages>
+  __device__ __forceinline__ void advance() {
+    if (++index == kStages) {
+      index = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+}  // namespace detail
+
+template <class Cfg, int kStages>
+__device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CUtensorMap* tma_q,
+                                             const CUtensorMap* tma_k, const CUtensorMap* tma_v,
+                                             uint32_t base, uint8_t* base_ptr) {
+  using namespace ptx;
+  const int warp = (threadIdx.x / 32) % 4;
+  const int lane = threadIdx.x % 32;
+  const uint32_t* table = args.job_table;
+  const uint32_t grid = table[0];
+  const uint32_t n_tiles = table[1];
+  const uint32_t job_begin = blockIdx.x < grid ? table[2 + blockIdx.x] : 0;
+  const uint32_t job_end = blockIdx.x < grid ? table[3 + blockIdx.x] : 0;
+  const uint32_t* jobs = table + 3 + grid;
+  const uint32_t bar = base + Cfg::kOffBar;
+  const uint32_t q_full = bar, q_empty = bar + 8;
+  const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
+  const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
+  const uint32_t vt_full = v_empty + 8 * kStages;
+
+  if (warp == 0) {
+    if (lane != 0) return;
+    prefetch_tensormap(tma_q);
+    prefetch_tensormap(tma_k);
+    prefetch_tensormap(tma_v);
+    detail::Ring kr, vr;
+    uint32_t q_phase = 0;
+    for (uint32_t job = job_begin; job < job_end; ++job) {
+#pragma unroll 1
+      for (int t = 0; t < 2; ++t) {
+        const uint32_t tile = jobs[2 * job + t];
+        if (tile == kNoTile) continue;
+        const detail::TileCoord tc = detail::decode_tile(tile, n_tiles, args.heads, args.heads_k);
+        mbar_wait(q_empty, q_phase ^ 1);
+        q_phase ^= 1;
+        mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
+#pragma unroll
+        for (int c = 0; c < Cfg::kQkChunks; ++c) {
+          tma_load_4d(base + Cfg::kOffQ + c * Cfg::kQChunkBytes, tma_q, q_full, c * Cfg::kChunk,
+                      tc.m * Cfg::kBlockM, tc.h, tc.b);
+        }
+        // Diagonal block first: it is the only masked one, and it gives every row a finite max.
+#pragma unroll 1
+        for (int n = tc.m; n >= 0; --n) {
+          mbar_wait(k_empty + 8 * kr.index, kr.phase ^ 1);
+          const uint32_t kf = k_full + 8 * kr.index;
+          mbar_arrive_expect_tx(kf, Cfg::kKBytes);
+#pragma unroll
+          for (int c = 0; c < Cfg::kQkChunks; ++c) {
+            tma_load_4d(base + Cfg::kOffK + kr.index * Cfg::kKBytes + c * Cfg::kKChunkBytes, tma_k,
+                        kf, c * Cfg::kChunk, n * Cfg::kBlockN, tc.hk, tc.b);
+          }
+          kr.template advance<kStages>();
+          mbar_wait(v_empty + 8 * vr.index, vr.phase ^ 1);
+          const uint32_t vf = v_full + 8 * vr.index;
+          mbar_arrive_expect_tx(vf, Cfg::kVBytes);
+          if constexpr (Cfg::kIsFp8) {
+            tma_load_4d(base + Cfg::kOffV + vr.index * Cfg::kVBytes, tma_v, vf, 0,
+                        n * Cfg::kBlockN, tc.hk, tc.b);
+          } else {
+#pragma unroll
+            for (int c = 0; c < Cfg::kDv / Cfg::kChunk; ++c) {
+              tma_load_4d(base + Cfg::kOffV + vr.index * Cfg::kVBytes + c * Cfg::kBlockN * 128, tma_v,
+                          vf, c * Cfg::kChunk, n * Cfg::kBlockN, tc.hk, tc.b);
+            }
+          }
+          vr.template advance<kStages>();
+        }
+      }
+    }
+    return;
+  }
+
+  if constexpr (Cfg::kIsFp8) {
+    // Warps 1..3 transpose each FP8 v block [keys][d] into vᵀ [d][keys]. Within every 16 keys
+    // the key order is permuted so that the FP8 probabilities can be fed to wgmma straight
+    // from the score accumulator registers: position 4c+i holds key {2c, 2c+1, 2c+8, 2c+9}[i].
+    const int tid = threadIdx.x - 32;  // 0..95
+    // The eight rows of ones below d = 128 make the tensor cores compute the row sum of the
+    // rounded probabilities (e4m3 1.0 = 0x38).
+    for (int s = 0; s < kStages; ++s) {
+      uint32_t* ones = reinterpret_cast<uint32_t*>(base_ptr + Cfg::kOffVt + s * Cfg::kVtBytes +
+                                                   Cfg::kDv * Cfg::kBlockN);
+      for (int i = tid; i < 8 * Cfg::kBlockN / 4; i += 96) ones[i] = 0x38383838u;
+    }
+    detail::Ring vr;
+    for (uint32_t job = job_begin; job < job_end; ++job) {
+#pragma unroll 1
+      for (int t = 0; t < 2; ++t) {
+        const uint32_t tile = jobs[2 * job + t];
+        if (tile == kNoTile) continue;
+        const detail::TileCoord tc = detail::decode_tile(tile, n_tiles, args.heads, args.heads_k);
+#pragma unroll 1
+        for (int n = tc.m; n >= 0; --n) {
+          mbar_wait(v_full + 8 * vr.index, vr.phase);
+          const uint8_t* vs = base_ptr + Cfg::kOffV + vr.index * Cfg::kVBytes;
+          const uint32_t vt = base + Cfg::kOffVt + vr.index * Cfg::kVtBytes;
+#pragma unroll 1
+          for (int u = tid; u < 256; u += 96) {
+            const int q = u % 32;             // d quad: d = 4q .. 4q+3
+            const int g = (u / 32 + q) % 8;   // 16-key group; rotated to spread the banks
+            uint32_t x[4][4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+#pragma unroll
+              for (int i = 0; i < 4; ++i) {
+                const int key = 16 * g + (i < 2 ? 2 * c + i : 8 + 2 * c + (i - 2));
+                const int chunk = (q / 4) ^ (key % 8);
+                x[c][i] = *reinterpret_cast<const uint32_t*>(vs + key * 128 + chunk * 16 + (q % 4) * 4);
+              }
+            }
+            uint32_t y[4][4];  // y[dd][c]: d = 4q+dd, keys 4c..4c+3 of the group
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+              const uint32_t t0 = prmt(x[c][0], x[c][1], 0x5140);
+              const uint32_t t1 = prmt(x[c][0], x[c][1], 0x7362);
+              const uint32_t t2 = prmt(x[c][2], x[c][3], 0x5140);
+              const uint32_t t3 = prmt(x[c][2], x[c][3], 0x7362);
+              y[0][c] = prmt(t0, t2, 0x5410);
+              y[1][c] = prmt(t0, t2, 0x7632);
+              y[2][c] = prmt(t1, t3, 0x5410);
+              y[3][c] = prmt(t1, t3, 0x7632);
+            }
+#pragma unroll
+            for (int dd = 0; dd < 4; ++dd) {
+              const int d = 4 * q + dd;
+              const uint32_t addr = vt + d * 128 + ((g ^ (d % 8)) * 16);
+              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(y[dd][0]),
+                           "r"(y[dd][1]), "r"(y[dd][2]), "r"(y[dd][3])
+                           : "memory");
+            }
+          }
+          fence_proxy_async();
+          mbar_arrive(vt_full + 8 * vr.index);
+          vr.template advance<kStages>();
+        }
+      }
+    }
+  }
+}
+
+template <class Cfg, int kStages>
+__device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t base) {
+  using namespace ptx;
+  constexpr int kAcc = Cfg::kBlockN / 2;                 // S registers per thread (64)
+  constexpr int kOAcc = Cfg::kIsFp8 ? (Cfg::kDv + 8) / 2 : Cfg::kDv / 2;  // 68 or 64
+  constexpr int kPRegs = Cfg::kIsFp8 ? Cfg::kBlockN / 8 : Cfg::kBlockN / 4;  // 16 or 32
+  const int wg = threadIdx.x / 128 - 1;  // 0 or 1: rows 64*wg .. 64*wg+63 of the tile
+  const int t = threadIdx.x % 128;
+  const int warp = t / 32, lane = t % 32;
+  const int row0 = 64 * wg + 16 * warp + lane / 4;  // this thread's rows: row0 and row0 + 8
+  const int col0 = 2 * (lane % 4);
+
+  const uint32_t* table = args.job_table;
+  const uint32_t grid = table[0];
+  const uint32_t n_tiles = table[1];
+  const uint32_t job_begin = blockIdx.x < grid ? table[2 + blockIdx.x] : 0;
+  const uint32_t job_end = blockIdx.x < grid ? table[3 + blockIdx.x] : 0;
+  const uint32_t* jobs = table + 3 + grid;
+  const uint32_t bar = base + Cfg::kOffBar;
+  const uint32_t q_full = bar, q_empty = bar + 8;
+  const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
+  const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
+  const uint32_t vt_full = v_empty + 8 * kStages;
+  const uint32_t v_ready = Cfg::kIsFp8 ? vt_full : v_full;
+
+  detail::Ring kr, vr;
+  uint32_t q_phase = 0;
+
+  float s_acc[kAcc];
+  float o_acc[kOAcc];
+  uint32_t p[kPRegs];
+
+  auto issue_qk = [&](uint32_t k_stage) {
+    const uint32_t q_base = base + Cfg::kOffQ + 64 * wg * Cfg::kRowBytes;
+    const uint32_t k_base = base + Cfg::kOffK + k_stage * Cfg::kKBytes;
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) s_acc[i] = 0.0f;
+    pin(s_acc);
+    wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < Cfg::kQkChunks; ++c) {
+#pragma unroll
+      for (int kk = 0; kk < Cfg::kChunk / Cfg::kKMmaK; ++kk) {
+        const uint32_t off = kk * Cfg::kKMmaK * Cfg::kElem;
+        const uint64_t da = make_desc(q_base + c * Cfg::kQChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
+        const uint64_t db = make_desc(k_base + c * Cfg::kKChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
+        if constexpr (Cfg::kIsFp8) {
+          wgmma_m64n128k32_e4m3_ss(s_acc, da, db);
+        } else {
+          wgmma_m64n128k16_bf16_ss(s_acc, da, db);
+        }
+      }
+    }
+    wgmma_commit();
+    pin(s_acc);
+  };
+
+  auto issue_pv = [&](uint32_t v_stage) {
+    pin(o_acc);
+    pin(p);
+    wgmma_fence();
+    if constexpr (Cfg::kIsFp8) {
+      const uint32_t vt_base = base + Cfg::kOffVt + v_stage * Cfg::kVtBytes;
+#pragma unroll
+      for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
+        const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+        const uint64_t db = make_desc(vt_base + kk * 32, 16, 1024, 1);
+        wgmma_m64n136k32_e4m3_rs(o_acc, a, db);
+      }
+    } else {
+      const uint32_t v_base = base + Cfg::kOffV + v_stage * Cfg::kVBytes;
+#pragma unroll
+      for (int kk = 0; kk < Cfg::kBlockN / 16; ++kk) {
+        const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+        // v chunk [128 keys][64 d] with 128-byte rows; 16 keys = 2048 bytes; the next 64 d
+        // (the leading dimension of a transposed operand) is the next chunk.
+        const uint64_t db = make_desc(v_base + kk * 2048, Cfg::kBlockN * 128, 1024, 1);
+        wgmma_m64n128k16_bf16_rs_tnspb(o_acc, a, db);
+      }
+    }
+    wgmma_commit();
+    pin(o_acc);
+  };
+
+  for (uint32_t job = job_begin; job < job_end; ++job) {
+#pragma unroll 1
+    for (int tt = 0; tt < 2; ++tt) {
+      const uint32_t tile = jobs[2 * job + tt];
+      if (tile == kNoTile) continue;
+      const detail::TileCoord tc = detail::decode_tile(tile, n_tiles, args.heads, args.heads_k);
+      const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.q_descale_sb,
+                                            args.q_descale_sh, tc.b, tc.hk);
+      const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.k_descale_sb,
+                                            args.k_descale_sh, tc.b, tc.hk);
+      const float vd = detail::read_descale(args.v_descale_ptr, args.v_descale, args.v_descale_sb,
+                                            args.v_descale_sh, tc.b, tc.hk);
+      const float scale = args.softmax_scale_log2 * qd * kd;  // score units -> log2 units
+      const int q_row[2] = {tc.m * Cfg::kBlockM + row0, tc.m * Cfg::kBlockM + row0 + 8};
+
+      float row_max[2] = {-INFINITY, -INFINITY};  // running maxima, log2 units
+      float row_sum[2] = {0.0f, 0.0f};            // BF16 only: this thread's partial sums
+#pragma unroll
+      for (int i = 0; i < kOAcc; ++i) o_acc[i] = 0.0f;
+
+      // Softmax of the scores in s_acc (key block n): updates row_max/row_sum, writes the
+      // probabilities to s_acc (BF16) and returns the factor the output must be scaled by.
+      auto softmax = [&](int n, bool masked, float (&alpha)[2]) {
+        if (masked) {
+#pragma unroll
+          for (int j = 0; j < kAcc / 4; ++j) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int key = n * Cfg::kBlockN + 8 * j + col0 + (e & 1);
+              if (key > q_row[e >> 1]) s_acc[4 * j + e] = -INFINITY;
+            }
+          }
+        }
+        float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int j = 0; j < kAcc / 4; ++j) {
+          mx[0] = fmaxf(mx[0], fmaxf(s_acc[4 * j], s_acc[4 * j + 1]));
+          mx[1] = fmaxf(mx[1], fmaxf(s_acc[4 * j + 2], s_acc[4 * j + 3]));
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+          mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+          const float m_new = mx[r] * scale;
+          alpha[r] = 1.0f;
+          // Lazy rescaling: move the reference maximum only when it grew by more than the
+          // threshold; probabilities up to 2^threshold are then written, which every output
+          // format holds exactly enough.
+          if (m_new - row_max[r] > Cfg::kRescaleThreshold) {
+            alpha[r] = row_max[r] == -INFINITY ? 0.0f : ex2(row_max[r] - m_new);
+            row_max[r] = m_new;
+          }
+        }
+        if constexpr (Cfg::kLeanP) {
+          // e4m3 code of 2^x is ~ 8x + 56: one multiply-add puts round-to-nearest-even of it
+          // in the low mantissa bits of (1.5 * 2^23 + code); the max clamps codes below 0.
+          constexpr float kMagic = 12582912.0f;
+          const float a = 8.0f * scale;
+          const float b[2] = {kMagic + 56.0f - 8.0f * row_max[0], kMagic + 56.0f - 8.0f * row_max[1]};
+#pragma unroll
+          for (int j = 0; j < kAcc / 4; ++j) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              s_acc[4 * j + e] = fmaxf(fmaf(s_acc[4 * j + e], a, b[e >> 1]), kMagic);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < kAcc / 4; ++j) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              s_acc[4 * j + e] = ex2(fmaf(s_acc[4 * j + e], scale, -row_max[e >> 1]));
+            }
+          }
+        }
+        if constexpr (!Cfg::kIsFp8) {
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < kAcc / 4; ++j) sum += s_acc[4 * j + 2 * r] + s_acc[4 * j + 2 * r + 1];
+            row_sum[r] = row_sum[r] * alpha[r] + sum;
+          }
+        }
+      };
+
+      auto rescale_o = [&](const float (&alpha)[2]) {
+        if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+#pragma unroll
+          for (int j = 0; j < kOAcc / 4; ++j) {
+            o_acc[4 * j] *= alpha[0];
+            o_acc[4 * j + 1] *= alpha[0];
+            o_acc[4 * j + 2] *= alpha[1];
+            o_acc[4 * j + 3] *= alpha[1];
+          }
+        }
+      };
+
+      // Probabilities (in s_acc) to the wgmma A-operand registers.
+      auto convert_p = [&]() {
+        if constexpr (Cfg::kIsFp8) {
+#pragma unroll
+          for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
+            const float* s = s_acc + 16 * kk;
+            uint32_t w[4];
+            if constexpr (Cfg::kLeanP) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {  // keys 0..15 and 16..31 of the 32-key step
+                const float* sh = s + 8 * h;
+                const uint32_t r0 = prmt(__float_as_uint(sh[0]), __float_as_uint(sh[1]), 0x0040);
+                const uint32_t r0b = prmt(__float_as_uint(sh[4]), __float_as_uint(sh[5]), 0x0040);
+                const uint32_t r1 = prmt(__float_as_uint(sh[2]), __float_as_uint(sh[3]), 0x0040);
+                const uint32_t r1b = prmt(__float_as_uint(sh[6]), __float_as_uint(sh[7]), 0x0040);
+                w[2 * h] = prmt(r0, r0b, 0x5410);
+                w[2 * h + 1] = prmt(r1, r1b, 0x5410);
+              }
+            } else {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const float* sh = s + 8 * h;
+                w[2 * h] = static_cast<uint32_t>(pack_e4m3(sh[0], sh[1])) |
+                           (static_cast<uint32_t>(pack_e4m3(sh[4], sh[5])) << 16);
+                w[2 * h + 1] = static_cast<uint32_t>(pack_e4m3(sh[2], sh[3])) |
+                               (static_cast<uint32_t>(pack_e4m3(sh[6], sh[7])) << 16);
+              }
+            }
+            p[4 * kk] = w[0];
+            p[4 * kk + 1] = w[1];
+            p[4 * kk + 2] = w[2];
+            p[4 * kk + 3] = w[3];
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < kPRegs; ++i) p[i] = pack_bf16(s_acc[2 * i], s_acc[2 * i + 1]);
+        }
+      };
+
+      mbar_wait(q_full, q_phase);
+      q_phase ^= 1;
+
+      // First (diagonal, masked) key block.
+      int n = tc.m;
+      mbar_wait(k_full + 8 * kr.index, kr.phase);
+      issue_qk(kr.index);
+      wgmma_wait<0>();
+      pin(s_acc);
+      mbar_arrive(k_empty + 8 * kr.index);
+      kr.template advance<kStages>();
+      if (n == 0) mbar_arrive(q_empty);
+      {
+        float alpha[2];
+        softmax(n, true, alpha);
+        convert_p();
+      }
+      // Steady state: scores of block n-1 are computed while P of block n meets v.
+#pragma unroll 1
+      for (--n; n >= 0; --n) {
+        mbar_wait(k_full + 8 * kr.index, kr.phase);
+        issue_qk(kr.index);
+        mbar_wait(v_ready + 8 * vr.index, vr.phase);
+        issue_pv(vr.index);
+        wgmma_wait<1>();
+        pin(s_acc);
+        mbar_arrive(k_empty + 8 * kr.index);
+        kr.template advance<kStages>();
+        if (n == 0) mbar_arrive(q_empty);
+        float alpha[2];
+        softmax(n, false, alpha);
+        wgmma_wait<0>();
+        pin(o_acc);
+        mbar_arrive(v_empty + 8 * vr.index);
+        vr.template advance<kStages>();
+        rescale_o(alpha);
+        convert_p();
+      }
+      mbar_wait(v_ready + 8 * vr.index, vr.phase);
+      issue_pv(vr.index);
+      wgmma_wait<0>();
+      pin(o_acc);
+      mbar_arrive(v_empty + 8 * vr.index);
+      vr.template advance<kStages>();
+
+      // Epilogue: normalize, write BF16 output and the natural-log LSE.
+      float total[2];
+      if constexpr (Cfg::kIsFp8) {
+        total[0] = o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
+        total[1] = o_acc[Cfg::kDv / 2 + 2];  // row0 + 8
+      } else {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          float s = row_sum[r];
+          s += __shfl_xor_sync(0xffffffffu, s, 1);
+          s += __shfl_xor_sync(0xffffffffu, s, 2);
+          total[r] = s;
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        if (q_row[r] >= args.seqlen) continue;
+        const float inv = vd / total[r];
+        uint16_t* out = args.out + tc.b * args.out_stride_b + static_cast<int64_t>(q_row[r]) * args.out_stride_s +
+                        tc.h * args.out_stride_h + col0;
+#pragma unroll
+        for (int j = 0; j < Cfg::kDv / 8; ++j) {
+          const uint32_t v = pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
+          *reinterpret_cast<uint32_t*>(out + 8 * j) = v;
+        }
+        if (args.lse != nullptr && (lane % 4) == 0) {
+          const float lse2 = row_max[r] + __log2f(total[r]);
+          args.lse[(static_cast<int64_t>(tc.b) * args.heads + tc.h) * args.seqlen + q_row[r]] =
+              lse2 * 0.69314718055994530942f;
+        }
+      }
+    }
+  }
+}
+
+template <class Cfg, int kStages>
+__global__ void __launch_bounds__(384, 1)
+    fwd_kernel(const __grid_constant__ FwdKernelArgs args, const __grid_constant__ CUtensorMap tma_q,
+               const __grid_constant__ CUtensorMap tma_k, const __grid_constant__ CUtensorMap tma_v) {
+  using namespace ptx;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t raw = smem_addr(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  uint8_t* base_ptr = smem_raw + (base - raw);
+
+  if (threadIdx.x == 0) {
+    const uint32_t bar = base + Cfg::kOffBar;
+    mbar_init(bar, 1);                // q_full: the producer's expect_tx arrival
+    mbar_init(bar + 8, 256);          // q_empty: every consumer thread
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(bar + 16 + 8 * s, 1);                    // k_full
+      mbar_init(bar + 16 + 8 * (kStages + s), 256);      // k_empty
+      mbar_init(bar + 16 + 8 * (2 * kStages + s), 1);    // v_full
+      mbar_init(bar + 16 + 8 * (3 * kStages + s), 256);  // v_empty
+      mbar_init(bar + 16 + 8 * (4 * kStages + s), 96);   // vt_full (FP8 transposers)
+    }
+    fence_mbar_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {
+    setmaxnreg_dec<Cfg::kIsFp8 ? 56 : 24>();
+    fwd_producer<Cfg, kStages>(args, &tma_q, &tma_k, &tma_v, base, base_ptr);
+  } else {
+    setmaxnreg_inc<Cfg::kIsFp8 ? 224 : 240>();
+    fwd_consumer<Cfg, kStages>(args, base);
+  }
+}
+
+}  // namespace zyfa::cuda

@@ -1,0 +1,34 @@
+// Entry points of the Hopper attention kernels, one per shipped instantiation; each lives in
+// its own translation unit so that the CUDA build parallelizes and stays small.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/fwd_args.h"
+
+namespace zyfa::cuda {
+
+enum class FwdVariant { kBf16D128, kBf16D192, kFp8D128, kFp8D192 };
+
+struct FwdLaunch {
+  FwdKernelArgs args;
+  CUtensorMap tma_q, tma_k, tma_v;
+  int grid = 0;  // persistent CTAs (= the job table's G)
+  cudaStream_t stream = nullptr;
+};
+
+// Shape constants the host needs to build tensor maps and job tables.
+inline constexpr int kFwdBlockM = 128;
+inline constexpr int kFwdBlockN = 128;
+inline constexpr int kFwdChunk = 64;  // q/k column chunk (elements) of one TMA box
+
+cudaError_t launch_fwd_bf16_d128(const FwdLaunch& l);
+cudaError_t launch_fwd_bf16_d192(const FwdLaunch& l);
+cudaError_t launch_fwd_fp8_d128(const FwdLaunch& l);
+cudaError_t launch_fwd_fp8_d192(const FwdLaunch& l);
+
+// zyfa_fp8_quantize: three stream-ordered launches (amax, descale, convert).
+cudaError_t launch_fp8_quantize(const QuantizeKernelArgs& args, cudaStream_t stream);
+
+}  // namespace zyfa::cuda
