@@ -48,7 +48,8 @@ bool make_plan(const JobTableParams& p, Plan* plan) {
   s.xcds = static_cast<uint64_t>(p.num_xcds);
   // Largest word count whose byte size still fits 32 bits.
   constexpr uint64_t kMaxWords = std::numeric_limits<uint32_t>::max() / sizeof(uint32_t);
-  if (s.grid > kMaxWords || s.jobs > kMaxWords) return false;  // keeps the sum below exact
+  // Each term below 2^30 first, so that the sum below cannot wrap.
+  if (s.grid > kMaxWords || s.jobs > kMaxWords) return false;
   s.words = 3 + s.grid + 2 * s.jobs;
   if (s.words > kMaxWords) return false;
   *plan = s;

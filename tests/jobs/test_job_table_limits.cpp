@@ -114,6 +114,17 @@ TEST(JobTableLimits, MoreWorkgroupsThanJobsLeavesSomeIdle) {
   EXPECT_EQ(report.min_wg_work, 0u);
 }
 
+TEST(JobTableLimits, HugeChipletCountGivesEachWorkgroupItsOwnChiplet) {
+  JobTableParams p = mi355x_shape();
+  p.seqlen = 5000;  // 20 tiles per stream
+  p.grid = 7;
+  p.num_xcds = std::numeric_limits<int64_t>::max();
+  JobTable table;
+  ASSERT_TRUE(build_job_table(p, &table));
+  const JobTableReport report = check_job_table(p, table);
+  EXPECT_TRUE(report.ok()) << report.summary();
+}
+
 // Random shapes, fresh each run; the run seed (printed) in ZYFA_TEST_SEED repeats a run.
 TEST(JobTableSweep, RandomShapes) {
   const uint64_t seed = seed_for("JobTableSweep.RandomShapes");
