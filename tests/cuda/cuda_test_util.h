@@ -1,0 +1,110 @@
+// Running configurations through the public API on the cuda backend: device buffers, poisoned
+// outputs with a guard region, and the skip when no Hopper GPU is present.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/zyfa_test_support.h"
+
+namespace zyfa::test {
+
+// Returns an empty string when the cuda backend is usable, else the reason (for GTEST_SKIP).
+inline std::string cuda_unavailable_reason() {
+  zyfa_handle_t h = nullptr;
+  if (zyfa_create(&h) != ZYFA_STATUS_SUCCESS) return std::string("zyfa_create: ") + zyfa_last_error();
+  const zyfa_status_t s = zyfa_backend_query(h, ZYFA_BACKEND_CUDA, nullptr);
+  std::string why = s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error();
+  zyfa_destroy(h);
+  return why;
+}
+
+#define ZYFA_SKIP_WITHOUT_CUDA()                                               \
+  do {                                                                         \
+    const std::string why_ = ::zyfa::test::cuda_unavailable_reason();          \
+    if (!why_.empty()) GTEST_SKIP() << "cuda backend not usable here: " << why_; \
+  } while (0)
+
+#define ZYFA_CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
+
+// Device copies of one configuration's inputs, plus poisoned output / LSE buffers.
+class DeviceCase {
+ public:
+  static constexpr size_t kGuard = 256;  // poisoned BF16 elements after the output
+
+  explicit DeviceCase(const AttnData& a) : a_(a) {
+    q_ = alloc(a.q_bytes());
+    k_ = alloc(a.k_bytes());
+    v_ = alloc(a.v_bytes());
+    out_ = alloc((a.out_count() + kGuard) * 2);
+    lse_ = static_cast<float*>(alloc((a.lse_count() + 1) * sizeof(float)));
+    if (a.descale_count() > 0) descales_ = static_cast<float*>(alloc(a.descale_count() * sizeof(float)));
+    upload_inputs(a);
+    poison();
+  }
+  ~DeviceCase() {
+    for (void* p : allocations_) cudaFree(p);
+  }
+  DeviceCase(const DeviceCase&) = delete;
+  DeviceCase& operator=(const DeviceCase&) = delete;
+
+  // Copies (new) inputs of the same shape into the same device buffers.
+  void upload_inputs(const AttnData& a) {
+    ok_ &= cudaMemcpy(q_, a.q.data(), a.q_bytes(), cudaMemcpyHostToDevice) == cudaSuccess;
+    ok_ &= cudaMemcpy(k_, a.k.data(), a.k_bytes(), cudaMemcpyHostToDevice) == cudaSuccess;
+    ok_ &= cudaMemcpy(v_, a.v.data(), a.v_bytes(), cudaMemcpyHostToDevice) == cudaSuccess;
+    if (descales_) {
+      ok_ &= cudaMemcpy(descales_, a.dev_descales.data(), a.descale_count() * sizeof(float),
+                        cudaMemcpyHostToDevice) == cudaSuccess;
+    }
+  }
+  void poison() {
+    std::vector<uint16_t> o(a_.out_count() + kGuard);
+    poison_bf16(o.data(), o.size());
+    std::vector<float> l(a_.lse_count() + 1);
+    poison_f32(l.data(), l.size());
+    ok_ &= cudaMemcpy(out_, o.data(), o.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess;
+    ok_ &= cudaMemcpy(lse_, l.data(), l.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  zyfa_fwd_desc_t desc(cudaStream_t stream = nullptr) const {
+    zyfa_fwd_desc_t d = a_.desc(q_, k_, v_, out_, a_.cfg.lse ? lse_ : nullptr, descales_);
+    d.backend = ZYFA_BACKEND_CUDA;
+    d.stream = stream;
+    return d;
+  }
+  // Output (with guard) and LSE (with one guard float) back on the host.
+  void download(std::vector<uint16_t>* out, std::vector<float>* lse) {
+    out->resize(a_.out_count() + kGuard);
+    lse->resize(a_.lse_count() + 1);
+    ok_ &= cudaMemcpy(out->data(), out_, out->size() * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
+    ok_ &= cudaMemcpy(lse->data(), lse_, lse->size() * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
+  }
+  bool ok() const { return ok_; }
+  void* q() const { return q_; }
+
+ private:
+  void* alloc(size_t bytes) {
+    void* p = nullptr;
+    ok_ &= cudaMalloc(&p, bytes == 0 ? 1 : bytes) == cudaSuccess;
+    allocations_.push_back(p);
+    return p;
+  }
+
+  const AttnData& a_;
+  bool ok_ = true;
+  std::vector<void*> allocations_;
+  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *out_ = nullptr;
+  float* lse_ = nullptr;
+  float* descales_ = nullptr;
+};
+
+inline bool guard_intact(const std::vector<uint16_t>& out, size_t out_count) {
+  for (size_t i = out_count; i < out.size(); ++i)
+    if (!is_poison_bf16(out[i])) return false;
+  return true;
+}
+
+}  // namespace zyfa::test
