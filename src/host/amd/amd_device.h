@@ -42,6 +42,9 @@ class AmdDevice {
  public:
   virtual ~AmdDevice() = default;
   virtual zyfa_status_t available() = 0;
+  // Which device the next calls address (HIP: the current device). Device allocations such as
+  // job tables are cached per device. A single-device implementation keeps the default.
+  virtual int device_id() { return 0; }
   // Device memory owned by the handle (job tables). Freed with free().
   virtual zyfa_status_t alloc(size_t bytes, void** ptr) = 0;
   virtual void free(void* ptr) = 0;

@@ -1,0 +1,186 @@
+// The AMD host path shared by hip and emu: kernel choice, argument structs, job tables cached
+// per (device, shape), launches through an AmdDevice.
+#include "host/amd/amd_backend.h"
+
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "host/amd/attn_launch.h"
+#include "host/amd/code_objects.h"
+#include "host/amd/quantize_launch.h"
+#include "host/error.h"
+#include "host/job_table.h"
+
+namespace zyfa::amd {
+namespace {
+
+class AmdBackend final : public Backend {
+ public:
+  AmdBackend(std::unique_ptr<AmdDevice> device, zyfa_backend_t kind)
+      : device_(std::move(device)), name_(kind == ZYFA_BACKEND_HIP ? "hip" : "emu") {}
+
+  ~AmdBackend() override {
+    for (auto& entry : tables_) device_->free(entry.second.device);
+    for (auto& entry : partials_) device_->free(entry.second);
+  }
+
+  zyfa_status_t available() override { return device_->available(); }
+
+  zyfa_status_t fwd_prepare(const FwdProblem& p) override {
+    const CachedTable* table = nullptr;
+    return prepare(p, &table);
+  }
+
+  zyfa_status_t fwd(const FwdProblem& p) override {
+    const CachedTable* table = nullptr;
+    if (zyfa_status_t s = prepare(p, &table); s != ZYFA_STATUS_SUCCESS) return s;
+    const char* kernel = attn_kernel_name(p);
+    const CodeObject* co = nullptr;
+    if (zyfa_status_t s = kernel_code_object(kernel, sizeof(kernels::AttnFwdArgs), &co); s != ZYFA_STATUS_SUCCESS)
+      return s;
+    const kernels::AttnFwdArgs args = make_attn_args(p, table->device);
+    LaunchConfig cfg{};
+    cfg.code_object = co;
+    cfg.kernel = kernel;
+    cfg.grid[0] = table->table.grid();
+    cfg.grid[1] = cfg.grid[2] = 1;
+    cfg.block[0] = kernels::kAttnThreads;
+    cfg.block[1] = cfg.block[2] = 1;
+    cfg.kernarg = &args;
+    cfg.kernarg_size = sizeof(args);
+    cfg.stream = p.stream;
+    cfg.buffers = attn_buffers(p, table->device, table->table.bytes());
+    return device_->launch(cfg);
+  }
+
+  zyfa_status_t fp8_quantize(const QuantizeProblem& p) override {
+    if (zyfa_status_t s = device_->available(); s != ZYFA_STATUS_SUCCESS) return s;
+    void* partials = nullptr;
+    if (zyfa_status_t s = partials_for(p.stream, &partials); s != ZYFA_STATUS_SUCCESS) return s;
+    QuantizePlan plan;
+    if (zyfa_status_t s = plan_quantize(p, partials, name_, &plan); s != ZYFA_STATUS_SUCCESS) return s;
+    const CodeObject* amax_co = nullptr;
+    const CodeObject* convert_co = nullptr;
+    if (zyfa_status_t s = kernel_code_object(plan.amax_kernel, sizeof(plan.amax), &amax_co); s != ZYFA_STATUS_SUCCESS)
+      return s;
+    if (zyfa_status_t s = kernel_code_object(plan.convert_kernel, sizeof(kernels::Fp8ConvertArgs), &convert_co);
+        s != ZYFA_STATUS_SUCCESS)
+      return s;
+    const size_t partial_bytes = kernels::kAmaxWorkgroups * sizeof(uint32_t);
+
+    LaunchConfig amax{};
+    amax.code_object = amax_co;
+    amax.kernel = plan.amax_kernel;
+    amax.grid[0] = kernels::kAmaxWorkgroups;
+    amax.grid[1] = amax.grid[2] = 1;
+    amax.block[0] = kernels::kQuantizeThreads;
+    amax.block[1] = amax.block[2] = 1;
+    amax.kernarg = &plan.amax;
+    amax.kernarg_size = sizeof(plan.amax);
+    amax.stream = p.stream;
+    amax.buffers = {{p.src.data, plan.src_bytes, false}, {partials, partial_bytes, true}};
+    if (zyfa_status_t s = device_->launch(amax); s != ZYFA_STATUS_SUCCESS) return s;
+
+    for (const ConvertLaunch& c : plan.converts) {
+      LaunchConfig cfg{};
+      cfg.code_object = convert_co;
+      cfg.kernel = plan.convert_kernel;
+      for (int i = 0; i < 3; ++i) cfg.grid[i] = c.grid[i];
+      cfg.block[0] = kernels::kQuantizeThreads;
+      cfg.block[1] = cfg.block[2] = 1;
+      cfg.kernarg = &c.args;
+      cfg.kernarg_size = sizeof(c.args);
+      cfg.stream = p.stream;
+      cfg.buffers = {{p.src.data, plan.src_bytes, false},
+                     {p.dst.data, plan.dst_bytes, true},
+                     {partials, partial_bytes, false},
+                     {p.descale, sizeof(float), true}};
+      if (zyfa_status_t s = device_->launch(cfg); s != ZYFA_STATUS_SUCCESS) return s;
+    }
+    return ZYFA_STATUS_SUCCESS;
+  }
+
+ private:
+  struct CachedTable {
+    JobTable table;       // host copy stays alive: the upload may still be in flight
+    void* device = nullptr;
+  };
+  using TableKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;  // device, batch, heads, heads_k, seqlen
+
+  // Checks, then finds or builds and uploads the job table of this shape on this device.
+  zyfa_status_t prepare(const FwdProblem& p, const CachedTable** out) {
+    if (zyfa_status_t s = device_->available(); s != ZYFA_STATUS_SUCCESS) return s;
+    if (zyfa_status_t s = check_attn_supported(p, name_); s != ZYFA_STATUS_SUCCESS) return s;
+    const int dev = device_->device_id();
+    const TableKey key{dev, p.batch, p.heads, p.heads_k, p.seqlen};
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = tables_.find(key); it != tables_.end()) {
+      *out = &it->second;
+      return ZYFA_STATUS_SUCCESS;
+    }
+    CachedTable entry;
+    if (!build_job_table(attn_job_table_params(p), &entry.table) || entry.table.words.empty())
+      return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                  "backend = {}: batch = {}, heads = {}, seqlen = {}: too many query tiles for 32-bit tile ids",
+                  name_, p.batch, p.heads, p.seqlen);
+    if (zyfa_status_t s = device_->alloc(entry.table.bytes(), &entry.device); s != ZYFA_STATUS_SUCCESS) return s;
+    auto [it, inserted] = tables_.emplace(key, std::move(entry));
+    (void)inserted;
+    if (zyfa_status_t s = device_->copy_to_device(it->second.device, it->second.table.words.data(),
+                                                  it->second.table.bytes(), p.stream);
+        s != ZYFA_STATUS_SUCCESS) {
+      device_->free(it->second.device);
+      tables_.erase(it);
+      return s;
+    }
+    *out = &it->second;
+    return ZYFA_STATUS_SUCCESS;
+  }
+
+  // The partial-amax buffer of a stream: calls on one stream are ordered, calls on different
+  // streams must not share it.
+  zyfa_status_t partials_for(void* stream, void** out) {
+    const std::pair<int, void*> key{device_->device_id(), stream};
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = partials_.find(key); it != partials_.end()) {
+      *out = it->second;
+      return ZYFA_STATUS_SUCCESS;
+    }
+    void* ptr = nullptr;
+    if (zyfa_status_t s = device_->alloc(kernels::kAmaxWorkgroups * sizeof(uint32_t), &ptr); s != ZYFA_STATUS_SUCCESS)
+      return s;
+    partials_.emplace(key, ptr);
+    *out = ptr;
+    return ZYFA_STATUS_SUCCESS;
+  }
+
+  // The code object holding `kernel`, after checking that its kernarg segment is exactly the
+  // argument struct this library fills (host and device built from the same header).
+  zyfa_status_t kernel_code_object(const char* kernel, size_t args_size, const CodeObject** out) {
+    const KernelInfo* info = find_kernel(kernel);
+    const CodeObject* co = info ? find_code_object(info->code_object) : nullptr;
+    if (!co)
+      return fail(ZYFA_STATUS_INTERNAL_ERROR, "backend = {}: kernel {} is not embedded in this libzyfa", name_, kernel);
+    if (info->kernarg_size != args_size)
+      return fail(ZYFA_STATUS_INTERNAL_ERROR, "backend = {}: kernel {} takes {} bytes of arguments, the host fills {}",
+                  name_, kernel, info->kernarg_size, args_size);
+    *out = co;
+    return ZYFA_STATUS_SUCCESS;
+  }
+
+  std::unique_ptr<AmdDevice> device_;
+  const char* name_;
+  std::mutex mu_;
+  std::map<TableKey, CachedTable> tables_;  // node-based: entries never move
+  std::map<std::pair<int, void*>, void*> partials_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_amd_backend(std::unique_ptr<AmdDevice> device, zyfa_backend_t kind) {
+  return std::make_unique<AmdBackend>(std::move(device), kind);
+}
+
+}  // namespace zyfa::amd

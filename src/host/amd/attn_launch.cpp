@@ -1,0 +1,130 @@
+#include "host/amd/attn_launch.h"
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+
+#include "host/error.h"
+
+namespace zyfa::amd {
+namespace {
+
+size_t elem_bytes(zyfa_dtype_t t) { return t == ZYFA_DTYPE_FP8_E4M3 ? 1 : 2; }
+
+uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+size_t descale_extent(const Descale& d, const FwdProblem& p) {
+  if (d.kind != ZYFA_DESCALE_DEVICE) return 0;
+  const int64_t last = (p.batch - 1) * d.stride_batch + (p.heads_k - 1) * d.stride_head_k;
+  return static_cast<size_t>(last + 1) * sizeof(float);
+}
+
+}  // namespace
+
+zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
+  if (p.seqlen > INT32_MAX / 2 || p.batch * p.heads > INT32_MAX)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                "backend = {}: batch = {}, heads = {}, seqlen = {} exceed the 32-bit row indices of the gfx950 kernels",
+                backend, p.batch, p.heads, p.seqlen);
+  // The kernels read q and k rows in 16-byte pieces.
+  const size_t eb = elem_bytes(p.in_dtype);
+  const struct { const char* name; const View& v; } inputs[] = {{"q", p.q}, {"k", p.k}};
+  for (const auto& in : inputs) {
+    if (address(in.v.data) % 16 != 0)
+      return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: {}.data = {}: the gfx950 kernels need 16-byte aligned rows",
+                  backend, in.name, in.v.data);
+    for (int i = 0; i < 3; ++i)
+      if ((in.v.stride[i] * static_cast<int64_t>(eb)) % 16 != 0)
+        return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                    "backend = {}: {}.stride[{}] = {}: the gfx950 kernels need row strides that are multiples of 16 bytes",
+                    backend, in.name, i, in.v.stride[i]);
+  }
+  // Four consecutive BF16 outputs of a lane are stored together (8 bytes).
+  if (address(p.out.data) % 8 != 0)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: out.data = {}: the gfx950 kernels need 8-byte aligned rows",
+                backend, p.out.data);
+  for (int i = 0; i < 3; ++i)
+    if (p.out.stride[i] % 4 != 0)
+      return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                  "backend = {}: out.stride[{}] = {}: the gfx950 kernels need output strides that are multiples of 4",
+                  backend, i, p.out.stride[i]);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+const char* attn_kernel_name(const FwdProblem& p) {
+  const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
+  if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192" : "attn_fwd_bf16_d192";
+  return fp8 ? "attn_fwd_fp8_d128" : "attn_fwd_bf16_d128";
+}
+
+JobTableParams attn_job_table_params(const FwdProblem& p) {
+  JobTableParams j;
+  j.batch = p.batch;
+  j.heads = p.heads;
+  j.heads_k = p.heads_k;
+  j.seqlen = p.seqlen;
+  j.tile_rows = kernels::kAttnTileRows;
+  // One workgroup per CU of an MI355X (256 CUs over 8 XCDs), fewer when there is less work.
+  const int64_t tiles = p.batch * p.heads * ((p.seqlen + j.tile_rows - 1) / j.tile_rows);
+  const int64_t jobs = (tiles + 1) / 2;
+  j.grid = jobs < 256 ? (jobs > 0 ? jobs : 1) : 256;
+  j.num_xcds = 8;
+  return j;
+}
+
+kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* job_table) {
+  kernels::AttnFwdArgs a{};
+  a.q = address(p.q.data);
+  a.k = address(p.k.data);
+  a.v = address(p.v.data);
+  a.out = address(p.out.data);
+  a.lse = address(p.lse);
+  a.job_table = address(job_table);
+  const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
+  float* host_values[3] = {&a.q_descale, &a.k_descale, &a.v_descale};
+  uint64_t* ptrs[3] = {&a.q_descale_ptr, &a.k_descale_ptr, &a.v_descale_ptr};
+  for (int i = 0; i < 3; ++i) {
+    const bool dev = ds[i]->kind == ZYFA_DESCALE_DEVICE;
+    *ptrs[i] = dev ? address(ds[i]->ptr) : 0;
+    *host_values[i] = dev ? 1.0f : ds[i]->value;
+    a.descale_stride[2 * i] = dev ? ds[i]->stride_batch : 0;
+    a.descale_stride[2 * i + 1] = dev ? ds[i]->stride_head_k : 0;
+  }
+  const View* views[4] = {&p.q, &p.k, &p.v, &p.out};
+  int64_t* strides[4] = {a.q_stride, a.k_stride, a.v_stride, a.o_stride};
+  for (int i = 0; i < 4; ++i)
+    for (int d = 0; d < 3; ++d) strides[i][d] = views[i]->stride[d];
+  a.scale_log2 = static_cast<float>(static_cast<double>(p.softmax_scale) * M_LOG2E);
+  a.seqlen = static_cast<int32_t>(p.seqlen);
+  a.heads = static_cast<int32_t>(p.heads);
+  a.heads_k = static_cast<int32_t>(p.heads_k);
+  return a;
+}
+
+size_t view_extent_bytes(const View& v, const int64_t shape[4], size_t eb) {
+  int64_t last = 0;
+  for (int i = 0; i < 4; ++i) last += (shape[i] - 1) * v.stride[i];
+  return static_cast<size_t>(last + 1) * eb;
+}
+
+std::vector<MemRange> attn_buffers(const FwdProblem& p, const void* job_table, size_t job_table_bytes) {
+  const size_t eb = elem_bytes(p.in_dtype);
+  const int64_t qs[4] = {p.batch, p.seqlen, p.heads, p.d_qk};
+  const int64_t ks[4] = {p.batch, p.seqlen, p.heads_k, p.d_qk};
+  const int64_t vs[4] = {p.batch, p.seqlen, p.heads_k, p.d_v};
+  const int64_t os[4] = {p.batch, p.seqlen, p.heads, p.d_v};
+  std::vector<MemRange> b = {
+      {p.q.data, view_extent_bytes(p.q, qs, eb), false},
+      {p.k.data, view_extent_bytes(p.k, ks, eb), false},
+      {p.v.data, view_extent_bytes(p.v, vs, eb), false},
+      {p.out.data, view_extent_bytes(p.out, os, 2), true},
+      {job_table, job_table_bytes, false},
+  };
+  if (p.lse) b.push_back({p.lse, static_cast<size_t>(p.batch * p.heads * p.seqlen) * sizeof(float), true});
+  const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
+  for (const Descale* d : ds)
+    if (d->kind == ZYFA_DESCALE_DEVICE) b.push_back({d->ptr, descale_extent(*d, p), false});
+  return b;
+}
+
+}  // namespace zyfa::amd

@@ -1,0 +1,30 @@
+// From a validated FwdProblem to a launch of a baseline gfx950 attention kernel: which kernel,
+// its argument struct, and every buffer it may touch. Pure functions, shared by hip and emu.
+#pragma once
+
+#include <vector>
+
+#include "attn_fwd_args.h"
+#include "host/amd/amd_device.h"
+#include "host/job_table.h"
+#include "host/problem.h"
+
+namespace zyfa::amd {
+
+// NOT_SUPPORTED (with a message) for what the kernels cannot take: misaligned rows for their
+// 16-byte loads, sizes beyond 32-bit row indices.
+zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend_name);
+
+const char* attn_kernel_name(const FwdProblem& p);
+
+JobTableParams attn_job_table_params(const FwdProblem& p);
+
+kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* device_job_table);
+
+// Bytes a strided (batch, seqlen, heads, head_dim) view spans from its data pointer.
+size_t view_extent_bytes(const View& v, const int64_t shape[4], size_t elem_bytes);
+
+std::vector<MemRange> attn_buffers(const FwdProblem& p, const void* device_job_table,
+                                   size_t job_table_bytes);
+
+}  // namespace zyfa::amd

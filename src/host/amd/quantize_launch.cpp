@@ -1,0 +1,93 @@
+#include "host/amd/quantize_launch.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "host/error.h"
+
+namespace zyfa::amd {
+namespace {
+
+// Grid dimensions y and z of one launch stay within what every HIP runtime accepts.
+constexpr int64_t kMaxGridYZ = 65535;
+
+struct Dim {
+  int64_t size, src_stride, dst_stride;  // elements
+};
+
+uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+}  // namespace
+
+zyfa_status_t plan_quantize(const QuantizeProblem& p, void* partials, const char* backend, QuantizePlan* out) {
+  const int64_t eb = p.src_dtype == ZYFA_DTYPE_FP32 ? 4 : 2;
+  int64_t total = 1;
+  for (int64_t s : p.shape) total *= s;
+  if (total >= (int64_t{1} << 31))
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: src has {} elements; the gfx950 quantize kernels take fewer than 2^31",
+                backend, total);
+
+  // Innermost first, size-1 dims dropped, then dims merged where both tensors are contiguous
+  // across them: a contiguous tensor becomes one row.
+  std::vector<Dim> dims;
+  for (int i = 3; i >= 0; --i)
+    if (p.shape[i] != 1 || (i == 3)) dims.push_back({p.shape[i], p.src.stride[i], p.dst.stride[i]});
+  std::vector<Dim> merged;
+  for (const Dim& d : dims) {
+    if (!merged.empty()) {
+      Dim& m = merged.back();
+      if (d.src_stride == m.src_stride * m.size && d.dst_stride == m.dst_stride * m.size) {
+        m.size *= d.size;
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  while (merged.size() < 4) merged.push_back({1, 0, 0});
+  // merged[0] has stride 1 for both (the last stride is 1 by validation).
+
+  QuantizePlan plan{};
+  plan.amax_kernel = eb == 4 ? "fp8_amax_f32" : "fp8_amax_bf16";
+  plan.convert_kernel = eb == 4 ? "fp8_convert_f32" : "fp8_convert_bf16";
+  kernels::Fp8AmaxArgs& a = plan.amax;
+  a.src = address(p.src.data);
+  a.partials = address(partials);
+  for (int i = 0; i < 3; ++i) a.byte_stride[i] = merged[i + 1].src_stride * eb;
+  for (int i = 0; i < 4; ++i) a.dim[i] = static_cast<uint32_t>(merged[i].size);
+  a.total = static_cast<uint32_t>(total);
+
+  // Convert: grid (row chunks, y, z) per launch; w and oversized y/z become more launches.
+  const int64_t chunks = (merged[0].size + kernels::kConvertRowChunk - 1) / kernels::kConvertRowChunk;
+  for (int64_t w = 0; w < merged[3].size; ++w)
+    for (int64_t z0 = 0; z0 < merged[2].size; z0 += kMaxGridYZ)
+      for (int64_t y0 = 0; y0 < merged[1].size; y0 += kMaxGridYZ) {
+        ConvertLaunch l{};
+        const int64_t src_off = (w * merged[3].src_stride + z0 * merged[2].src_stride + y0 * merged[1].src_stride) * eb;
+        const int64_t dst_off = w * merged[3].dst_stride + z0 * merged[2].dst_stride + y0 * merged[1].dst_stride;
+        l.args.src = address(p.src.data) + static_cast<uint64_t>(src_off);
+        l.args.dst = address(p.dst.data) + static_cast<uint64_t>(dst_off);
+        l.args.partials = address(partials);
+        l.args.descale = address(p.descale);
+        l.args.src_stride_y = merged[1].src_stride * eb;
+        l.args.src_stride_z = merged[2].src_stride * eb;
+        l.args.dst_stride_y = merged[1].dst_stride;
+        l.args.dst_stride_z = merged[2].dst_stride;
+        l.args.row_len = static_cast<uint32_t>(merged[0].size);
+        l.grid[0] = static_cast<uint32_t>(chunks);
+        l.grid[1] = static_cast<uint32_t>(std::min(kMaxGridYZ, merged[1].size - y0));
+        l.grid[2] = static_cast<uint32_t>(std::min(kMaxGridYZ, merged[2].size - z0));
+        plan.converts.push_back(l);
+      }
+
+  int64_t src_last = 0, dst_last = 0;
+  for (int i = 0; i < 4; ++i) {
+    src_last += (p.shape[i] - 1) * p.src.stride[i];
+    dst_last += (p.shape[i] - 1) * p.dst.stride[i];
+  }
+  plan.src_bytes = static_cast<size_t>((src_last + 1) * eb);
+  plan.dst_bytes = static_cast<size_t>(dst_last + 1);
+  *out = std::move(plan);
+  return ZYFA_STATUS_SUCCESS;
+}
+
+}  // namespace zyfa::amd
