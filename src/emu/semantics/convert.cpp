@@ -88,10 +88,11 @@ uint32_t round_magnitude(double a, const MiniFormat& f, bool* overflow) {
 
 uint32_t sign_bit_of(double v) { return std::signbit(v) ? 1u : 0u; }
 
-uint32_t max_finite_code(const MiniFormat& f, bool has_nan_at_top) {
-  // e4m3: S.1111.111 is NaN, so the largest finite code is S.1111.110.
-  const uint32_t all = (1u << (f.ebits + f.mbits)) - 1u;
-  return has_nan_at_top ? all - 1u : all;
+// Largest finite magnitude code: e4m3 reserves only S.1111.111 (NaN), e5m2 the whole top
+// exponent (infinity and NaN), the MX sub-byte formats nothing.
+uint32_t max_finite_code(const MiniFormat& f) {
+  bool overflow = false;
+  return round_magnitude(f.maxval, f, &overflow);
 }
 
 uint32_t flush_f32_input(uint32_t bits, uint32_t mode) {
@@ -133,7 +134,7 @@ uint8_t encode_fp8(double v, bool saturate, bool e4m3) {
   bool overflow = false;
   const uint32_t mag = round_magnitude(std::fabs(v), f, &overflow);
   if (overflow) {
-    if (saturate) return static_cast<uint8_t>(sign | max_finite_code(f, e4m3));
+    if (saturate) return static_cast<uint8_t>(sign | max_finite_code(f));
     return static_cast<uint8_t>(sign | (e4m3 ? nan_code : 0x7Cu));
   }
   return static_cast<uint8_t>(sign | mag);
@@ -142,10 +143,10 @@ uint8_t encode_fp8(double v, bool saturate, bool e4m3) {
 uint8_t encode_mx_subbyte(double v, const MiniFormat& f) {
   const uint32_t sign = sign_bit_of(v) << (f.ebits + f.mbits);
   bool overflow = false;
-  if (std::isnan(v)) return static_cast<uint8_t>(sign | max_finite_code(f, false));
+  if (std::isnan(v)) return static_cast<uint8_t>(sign | max_finite_code(f));
   const double a = std::fabs(v);
-  const uint32_t mag = std::isinf(a) ? max_finite_code(f, false) : round_magnitude(a, f, &overflow);
-  return static_cast<uint8_t>(sign | (overflow ? max_finite_code(f, false) : mag));
+  const uint32_t mag = std::isinf(a) ? max_finite_code(f) : round_magnitude(a, f, &overflow);
+  return static_cast<uint8_t>(sign | (overflow ? max_finite_code(f) : mag));
 }
 
 double decode_fp8(uint8_t code, bool e4m3) {
