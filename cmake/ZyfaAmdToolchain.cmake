@@ -9,7 +9,9 @@
 #
 # Results (top-level scope):
 #   ZYFA_AMD_TOOLCHAIN_SUMMARY  one line for the configure summary and zyfa_last_error()
-#   ZYFA_HAVE_EMU               1 when code objects are built (the emulator needs nothing else)
+#   ZYFA_AMD_CODE_OBJECTS       1 when the gfx950 code objects are built and embedded
+#   ZYFA_HAVE_EMU               1 when code objects are built and src/emu defines make_emu_backend()
+#                               (the emulator needs nothing else from the toolchain)
 #   ZYFA_HAVE_HIP               1 when code objects are built and the host HIP runtime is found
 #   ZYFA_AMD_CLANG, ZYFA_AMD_LLVM_MC, ZYFA_AMD_LLD, ZYFA_AMD_READOBJ, ZYFA_AMD_OBJDUMP
 #                               commands (lists) that run the gfx950 tools
@@ -25,6 +27,7 @@ set(ZYFA_SYSROOT_SCRIPT "${PROJECT_SOURCE_DIR}/cmake/gfx950-sysroot.sh")
 
 set(ZYFA_HAVE_HIP 0)
 set(ZYFA_HAVE_EMU 0)
+set(ZYFA_AMD_CODE_OBJECTS 0)
 set(ZYFA_AMD_ROUTE "")
 set(_zyfa_amd_why "")
 
@@ -153,7 +156,19 @@ endif()
 
 if(ZYFA_AMD_ROUTE)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
-  set(ZYFA_HAVE_EMU 1)
+  set(ZYFA_AMD_CODE_OBJECTS 1)
+  # The emu backend exists once the emulator defines its factory; until then the registry's
+  # placeholder explains its absence.
+  file(GLOB_RECURSE _zyfa_emu_sources "${PROJECT_SOURCE_DIR}/src/emu/*.cpp")
+  foreach(_f IN LISTS _zyfa_emu_sources)
+    file(STRINGS "${_f}" _zyfa_emu_factory REGEX "make_emu_backend\\(\\)[ ]*{")
+    if(_zyfa_emu_factory)
+      set(ZYFA_HAVE_EMU 1)
+    endif()
+  endforeach()
+  if(NOT ZYFA_HAVE_EMU)
+    string(APPEND ZYFA_AMD_TOOLCHAIN_SUMMARY "; emu backend off: the emulator is not in this tree")
+  endif()
   # The hip backend needs only the host HIP runtime for the module API (Debian: libamdhip64-dev).
   set(_zyfa_hip_hints "$ENV{ROCM_PATH}" /opt/rocm)
   find_path(ZYFA_HIP_INCLUDE_DIR hip/hip_runtime_api.h HINTS ${_zyfa_hip_hints} PATH_SUFFIXES include)

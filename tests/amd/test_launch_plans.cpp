@@ -1,0 +1,185 @@
+// Host planning of the gfx950 launches: argument structs, coalescing of quantize views into
+// rows, buffer extents, and the refusals of what the kernels cannot take.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "host/amd/attn_launch.h"
+#include "host/amd/quantize_launch.h"
+#include "host/error.h"
+
+namespace zyfa::amd {
+namespace {
+
+FwdProblem bshd_problem(zyfa_dtype_t dtype, int64_t b, int64_t s, int64_t h, int64_t hk, int64_t dqk) {
+  FwdProblem p;
+  p.backend = ZYFA_BACKEND_EMU;
+  p.in_dtype = dtype;
+  p.batch = b, p.seqlen = s, p.heads = h, p.heads_k = hk, p.d_qk = dqk, p.d_v = 128;
+  auto view = [&](uintptr_t addr, int64_t heads, int64_t d) {
+    View v;
+    v.data = reinterpret_cast<void*>(addr);
+    v.stride[3] = 1, v.stride[2] = d, v.stride[1] = heads * d, v.stride[0] = s * heads * d;
+    return v;
+  };
+  p.q = view(0x10000, h, dqk);
+  p.k = view(0x200000, hk, dqk);
+  p.v = view(0x400000, hk, 128);
+  p.out = view(0x800000, h, 128);
+  p.softmax_scale = 1.0f / std::sqrt(static_cast<float>(dqk));
+  return p;
+}
+
+TEST(AttnPlan, KernelPerConfiguration) {
+  EXPECT_STREQ("attn_fwd_bf16_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128)));
+  EXPECT_STREQ("attn_fwd_bf16_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 192)));
+  EXPECT_STREQ("attn_fwd_fp8_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 4, 128)));
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
+}
+
+TEST(AttnPlan, ArgsCarryStridesScaleAndDescales) {
+  FwdProblem p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 2, 1000, 8, 2, 192);
+  p.q_descale = {ZYFA_DESCALE_HOST, 0.25f, nullptr, 0, 0};
+  const float dev_k[4] = {1, 2, 3, 4};
+  p.k_descale = {ZYFA_DESCALE_DEVICE, 0.0f, dev_k, 2, 1};
+  const int dummy_table = 0;
+  const kernels::AttnFwdArgs a = make_attn_args(p, &dummy_table);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&dummy_table), a.job_table);
+  EXPECT_EQ(0x10000u, a.q);
+  EXPECT_EQ(1000 * 8 * 192, a.q_stride[0]);
+  EXPECT_EQ(8 * 192, a.q_stride[1]);
+  EXPECT_EQ(192, a.q_stride[2]);
+  EXPECT_EQ(2 * 192, a.k_stride[1]);
+  EXPECT_EQ(2 * 128, a.v_stride[1]);
+  EXPECT_EQ(8 * 128, a.o_stride[1]);
+  EXPECT_FLOAT_EQ(p.softmax_scale * 1.4426950408889634f, a.scale_log2);
+  EXPECT_EQ(0u, a.q_descale_ptr);
+  EXPECT_EQ(0.25f, a.q_descale);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(dev_k), a.k_descale_ptr);
+  EXPECT_EQ(2, a.descale_stride[2]);
+  EXPECT_EQ(1, a.descale_stride[3]);
+  EXPECT_EQ(1.0f, a.v_descale);
+  EXPECT_EQ(0u, a.lse);
+  EXPECT_EQ(1000, a.seqlen);
+  EXPECT_EQ(8, a.heads);
+  EXPECT_EQ(2, a.heads_k);
+}
+
+TEST(AttnPlan, BuffersCoverExactlyTheViews) {
+  FwdProblem p = bshd_problem(ZYFA_DTYPE_BF16, 2, 300, 4, 2, 128);
+  float lse_storage = 0;
+  p.lse = &lse_storage;
+  const int dummy_table = 0;
+  const auto buffers = attn_buffers(p, &dummy_table, 40);
+  ASSERT_EQ(6u, buffers.size());
+  EXPECT_EQ(2u * 300 * 4 * 128 * 2, buffers[0].bytes);  // q
+  EXPECT_EQ(2u * 300 * 2 * 128 * 2, buffers[1].bytes);  // k
+  EXPECT_FALSE(buffers[0].writable);
+  EXPECT_TRUE(buffers[3].writable);                     // out
+  EXPECT_EQ(40u, buffers[4].bytes);                     // job table
+  EXPECT_EQ(2u * 4 * 300 * 4, buffers[5].bytes);        // lse
+}
+
+TEST(AttnPlan, RefusesMisalignedRows) {
+  FwdProblem p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 64, 2, 2, 128);
+  EXPECT_EQ(ZYFA_STATUS_SUCCESS, check_attn_supported(p, "emu"));
+  p.k.data = reinterpret_cast<void*>(0x200008);
+  EXPECT_EQ(ZYFA_STATUS_NOT_SUPPORTED, check_attn_supported(p, "emu"));
+  p = bshd_problem(ZYFA_DTYPE_BF16, 1, 64, 2, 2, 128);
+  p.q.stride[1] = 2 * 128 + 4;  // 8 bytes of padding per row: not a multiple of 16
+  EXPECT_EQ(ZYFA_STATUS_NOT_SUPPORTED, check_attn_supported(p, "emu"));
+}
+
+TEST(AttnPlan, JobTableTilesMatchTheKernel) {
+  const JobTableParams j = attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 1, 1000, 4, 1, 128));
+  EXPECT_EQ(kernels::kAttnTileRows, j.tile_rows);
+  EXPECT_EQ(16, j.grid);  // 4 heads x 8 tiles = 32 tiles in 16 pairs
+  EXPECT_EQ(256, attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 4, 32768, 32, 8, 128)).grid);
+}
+
+QuantizeProblem quantize_problem(zyfa_dtype_t src, const int64_t shape[4], const int64_t src_stride[4],
+                                 const int64_t dst_stride[4]) {
+  QuantizeProblem p;
+  p.backend = ZYFA_BACKEND_EMU;
+  p.src_dtype = src;
+  for (int i = 0; i < 4; ++i) {
+    p.shape[i] = shape[i];
+    p.src.stride[i] = src_stride[i];
+    p.dst.stride[i] = dst_stride[i];
+  }
+  p.src.data = reinterpret_cast<void*>(0x100000);
+  p.dst.data = reinterpret_cast<void*>(0x900000);
+  p.descale = reinterpret_cast<float*>(0xA00000);
+  return p;
+}
+
+TEST(QuantizePlan, ContiguousTensorIsOneRow) {
+  const int64_t shape[4] = {2, 1000, 8, 128};
+  const int64_t st[4] = {1000 * 8 * 128, 8 * 128, 128, 1};
+  QuantizePlan plan;
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, plan_quantize(quantize_problem(ZYFA_DTYPE_BF16, shape, st, st),
+                                               reinterpret_cast<void*>(0xB00000), "emu", &plan));
+  EXPECT_STREQ("fp8_amax_bf16", plan.amax_kernel);
+  EXPECT_STREQ("fp8_convert_bf16", plan.convert_kernel);
+  EXPECT_EQ(2u * 1000 * 8 * 128, plan.amax.dim[0]);
+  EXPECT_EQ(1u, plan.amax.dim[1]);
+  EXPECT_EQ(plan.amax.dim[0], plan.amax.total);
+  ASSERT_EQ(1u, plan.converts.size());
+  EXPECT_EQ(2u * 1000 * 8 * 128, plan.converts[0].args.row_len);
+  EXPECT_EQ(2u * 1000 * 8 * 128 / 256, plan.converts[0].grid[0]);
+  EXPECT_EQ(1u, plan.converts[0].grid[1]);
+  EXPECT_EQ(0xB00000u, plan.converts[0].args.partials);
+  EXPECT_EQ(2u * 1000 * 8 * 128 * 2, plan.src_bytes);
+}
+
+TEST(QuantizePlan, StridedSliceBecomesRowsWithByteStrides) {
+  // k of a packed (b, s, 3, h, d) qkv buffer in f32, written to a contiguous fp8 tensor.
+  const int64_t shape[4] = {1, 300, 4, 128};
+  const int64_t src[4] = {300 * 3 * 4 * 128, 3 * 4 * 128, 128, 1};
+  const int64_t dst[4] = {300 * 4 * 128, 4 * 128, 128, 1};
+  QuantizePlan plan;
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, plan_quantize(quantize_problem(ZYFA_DTYPE_FP32, shape, src, dst),
+                                               reinterpret_cast<void*>(0xB00000), "emu", &plan));
+  // heads merge with head_dim (contiguous in both), seqlen does not.
+  EXPECT_EQ(4u * 128, plan.amax.dim[0]);
+  EXPECT_EQ(300u, plan.amax.dim[1]);
+  EXPECT_EQ(3 * 4 * 128 * 4, plan.amax.byte_stride[0]);
+  ASSERT_EQ(1u, plan.converts.size());
+  const ConvertLaunch& c = plan.converts[0];
+  EXPECT_EQ(512u, c.args.row_len);
+  EXPECT_EQ(2u, c.grid[0]);
+  EXPECT_EQ(300u, c.grid[1]);
+  EXPECT_EQ(1u, c.grid[2]);
+  EXPECT_EQ(3 * 4 * 128 * 4, c.args.src_stride_y);
+  EXPECT_EQ(4 * 128, c.args.dst_stride_y);
+}
+
+TEST(QuantizePlan, FourUnmergeableDimsBecomeSeveralLaunches) {
+  const int64_t shape[4] = {3, 5, 7, 128};
+  const int64_t src[4] = {20000, 3000, 256, 1};
+  const int64_t dst[4] = {5 * 7 * 128, 7 * 128, 128, 1};
+  QuantizePlan plan;
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, plan_quantize(quantize_problem(ZYFA_DTYPE_BF16, shape, src, dst),
+                                               reinterpret_cast<void*>(0xB00000), "emu", &plan));
+  EXPECT_EQ(3u * 5 * 7 * 128, plan.amax.total);
+  ASSERT_EQ(3u, plan.converts.size());
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_EQ(0x100000u + static_cast<uint64_t>(w) * 20000 * 2, plan.converts[w].args.src);
+    EXPECT_EQ(0x900000u + static_cast<uint64_t>(w) * 5 * 7 * 128, plan.converts[w].args.dst);
+    EXPECT_EQ(7u, plan.converts[w].grid[1]);
+    EXPECT_EQ(5u, plan.converts[w].grid[2]);
+  }
+  EXPECT_EQ((2u * 20000 + 4 * 3000 + 6 * 256 + 128) * 2, plan.src_bytes);
+}
+
+TEST(QuantizePlan, RefusesTensorsOf2To31Elements) {
+  const int64_t shape[4] = {1, 1 << 16, 1, 1 << 15};
+  const int64_t st[4] = {int64_t{1} << 31, 1 << 15, 1 << 15, 1};
+  QuantizePlan plan;
+  EXPECT_EQ(ZYFA_STATUS_NOT_SUPPORTED, plan_quantize(quantize_problem(ZYFA_DTYPE_BF16, shape, st, st),
+                                                     reinterpret_cast<void*>(0xB00000), "emu", &plan));
+}
+
+}  // namespace
+}  // namespace zyfa::amd
