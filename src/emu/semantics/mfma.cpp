@@ -23,8 +23,11 @@
 //    scale byte 0xFF, which poisons its whole block) gives the quiet NaN 0x7FC00000.
 #include "emu/semantics/mfma.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -134,26 +137,128 @@ int passes_of(const OpDesc& d, const Formats& f) {
   return any_fp8 ? 2 * base : base;
 }
 
-// Decodes operand X (A when `is_a`) into a logical row-major matrix: A as m x k, B as k x n.
-void gather_operand(const OpDesc& d, Elem fmt, const uint32_t* regs, bool is_a,
-                    std::vector<double>& out) {
+// One operand decoded into logical form, "mn-major": A as m x k (row i), B transposed as n x k
+// (column j), so a block's dot product walks both contiguously. Per (row or column, K block)
+// it keeps the range of significant-bit exponents of the nonzero elements and whether any
+// element is infinite or NaN; products' bit ranges follow from these without touching terms.
+struct Decoded {
+  int k = 0, nblocks = 0, block = 0;
+  std::vector<double> v;
+  std::vector<int> msb, lsb;          // [mn * nblocks + p]; msb < lsb marks an all-zero block
+  std::vector<uint8_t> nonfinite;     // [mn * nblocks + p]
+};
+
+// Exponents of the most and least significant set bits of a finite nonzero double.
+void bit_span(double v, int* msb, int* lsb) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const int expf = static_cast<int>((bits >> 52) & 0x7FF);
+  uint64_t mant = bits & ((uint64_t{1} << 52) - 1);
+  int lsb_exp = -1074;
+  if (expf != 0) {
+    mant |= uint64_t{1} << 52;
+    lsb_exp = expf - 1075;
+  }
+  *lsb = lsb_exp + __builtin_ctzll(mant);
+  *msb = lsb_exp + 63 - __builtin_clzll(mant);
+}
+
+constexpr int kEmptyMsb = -100000, kEmptyLsb = 100000;
+
+void gather_operand(const OpDesc& d, Elem fmt, const uint32_t* regs, bool is_a, int block,
+                    Decoded& out) {
   const int mn = is_a ? d.m : d.n;
   const int nregs = regs_for(d.per_lane, fmt);
   const int bits = mfma_layout::elem_bits(fmt);
   const bool split = d.family == Family::F8F6F4 && mfma_layout::is_fp8(fmt);
-  out.assign(static_cast<size_t>(mn) * d.k, 0.0);
+  out.k = d.k;
+  out.block = block;
+  out.nblocks = d.k / block;
+  out.v.assign(static_cast<size_t>(mn) * d.k, 0.0);
   for (int lane = 0; lane < 64; ++lane) {
     const uint32_t* lane_regs = regs + static_cast<size_t>(lane) * nregs;
     for (int e = 0; e < d.per_lane; ++e) {
       const mfma_layout::Pos p = mfma_layout::operand_pos(mn, d.k, d.per_lane, split, lane, e);
-      const double v = mfma_layout::decode(fmt, mfma_layout::extract(lane_regs, bits, e));
-      if (is_a) {
-        out[static_cast<size_t>(p.mn) * d.k + p.k] = v;
-      } else {
-        out[static_cast<size_t>(p.k) * d.n + p.mn] = v;
+      out.v[static_cast<size_t>(p.mn) * d.k + p.k] =
+          mfma_layout::decode(fmt, mfma_layout::extract(lane_regs, bits, e));
+    }
+  }
+  out.msb.assign(static_cast<size_t>(mn) * out.nblocks, kEmptyMsb);
+  out.lsb.assign(static_cast<size_t>(mn) * out.nblocks, kEmptyLsb);
+  out.nonfinite.assign(static_cast<size_t>(mn) * out.nblocks, 0);
+  for (int r = 0; r < mn; ++r) {
+    for (int kk = 0; kk < d.k; ++kk) {
+      const double x = out.v[static_cast<size_t>(r) * d.k + kk];
+      const size_t cell = static_cast<size_t>(r) * out.nblocks + kk / block;
+      if (!std::isfinite(x)) {
+        out.nonfinite[cell] = 1;
+      } else if (x != 0.0) {
+        int hi, lo;
+        bit_span(x, &hi, &lo);
+        out.msb[cell] = std::max(out.msb[cell], hi);
+        out.lsb[cell] = std::min(out.lsb[cell], lo);
       }
     }
   }
+}
+
+// Significant-bit exponents of a finite nonzero f32 given as bits.
+void f32_bit_span(uint32_t bits, int* msb, int* lsb) {
+  const int expf = static_cast<int>((bits >> 23) & 0xFF);
+  uint32_t mant = bits & 0x7FFFFFu;
+  int lsb_exp = -149;
+  if (expf != 0) {
+    mant |= 0x800000u;
+    lsb_exp = expf - 150;
+  }
+  *lsb = lsb_exp + __builtin_ctz(mant);
+  *msb = lsb_exp + 31 - __builtin_clz(mant);
+}
+
+// acc + scale * dot(a, b) over one K block, rounded once to f32 (RNE), exactly. `scale_exp` is
+// the block's combined E8M0 exponent (0 for unscaled ops); `nan_scale` marks a 0xFF byte.
+uint32_t accumulate_block(uint32_t acc_bits, const double* a, const double* b, int n,
+                          int a_msb, int a_lsb, int b_msb, int b_lsb, bool nonfinite,
+                          int scale_exp, bool nan_scale) {
+  const float acc = f32_from_bits(acc_bits);
+  const bool acc_finite = (acc_bits & 0x7F800000u) != 0x7F800000u;
+  // 2^scale_exp as a double built from its exponent field (|scale_exp| <= 254: always normal).
+  const uint64_t scale_field = static_cast<uint64_t>(scale_exp + 1023) << 52;
+  double scale;
+  std::memcpy(&scale, &scale_field, sizeof scale);
+  if (nan_scale) scale = std::numeric_limits<double>::quiet_NaN();
+  if (!nonfinite && !nan_scale && acc_finite) {
+    // Fast path: when the nonzero bits of acc and of every scaled product fit one 46-bit
+    // window, every partial double sum of the <= 33 operands is exact, so the final cast to f32
+    // is the only rounding. Product bits lie within [a_lsb + b_lsb, a_msb + b_msb + 1].
+    int hi = kEmptyMsb, lo = kEmptyLsb;
+    if (a_msb != kEmptyMsb && b_msb != kEmptyMsb) {
+      hi = a_msb + b_msb + 1 + scale_exp;
+      lo = a_lsb + b_lsb + scale_exp;
+    }
+    if (acc != 0.0f) {
+      int m, l;
+      f32_bit_span(acc_bits, &m, &l);
+      hi = std::max(hi, m);
+      lo = std::min(lo, l);
+    }
+    if (hi - lo <= 45) {
+      // Exact in any order here, so four independent chains (n is a multiple of 4) keep the
+      // adder pipeline busy instead of waiting on one dependency chain.
+      double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+      for (int t = 0; t < n; t += 4) {
+        d0 += a[t] * b[t];
+        d1 += a[t + 1] * b[t + 1];
+        d2 += a[t + 2] * b[t + 2];
+        d3 += a[t + 3] * b[t + 3];
+      }
+      const double dot = (d0 + d1) + (d2 + d3);
+      return bits_from_f32(static_cast<float>(static_cast<double>(acc) + dot * scale));
+    }
+  }
+  std::array<double, 32> terms{};
+  for (int t = 0; t < n; ++t) terms[t] = a[t] * b[t] * scale;
+  return exact_f32_sum(acc, terms.data(), n);
 }
 
 void validate_fields(const OpDesc& d, const MfmaArgs& args) {
@@ -224,35 +329,39 @@ void mfma_execute(const MfmaArgs& args) {
   validate_fields(d, args);
   const Formats f = formats_of(d, args.cbsz, args.blgp);
 
-  thread_local std::vector<double> a, b;
-  gather_operand(d, f.a, args.a, true, a);
-  gather_operand(d, f.b, args.b, false, b);
-
   const int block = d.k < 32 ? d.k : 32;
-  const int nblocks = d.k / block;
-  // E8M0 scale of A row i / B column j for K block p: lane i + M*p (j + N*p), byte *_sel.
-  const auto scale_of = [&](const uint32_t* scales, uint32_t sel, int row, int dim, int p) {
-    const uint32_t word = scales[row + dim * p];
-    return decode_e8m0(static_cast<uint8_t>((word >> (8 * sel)) & 0xFFu));
+  thread_local Decoded a, b;
+  gather_operand(d, f.a, args.a, true, block, a);
+  gather_operand(d, f.b, args.b, false, block, b);
+  const int nblocks = a.nblocks;
+
+  // E8M0 scale byte of A row i / B column j for K block p: lane i + M*p (j + N*p), byte *_sel.
+  const auto scale_byte = [](const uint32_t* scales, uint32_t sel, int row, int dim, int p) {
+    return (scales[row + dim * p] >> (8 * sel)) & 0xFFu;
   };
 
   const int d_regs = d.m * d.n / 64;
   std::array<uint32_t, 64 * 16> result{};
-  std::array<double, 32> terms{};
   for (int i = 0; i < d.m; ++i) {
     for (int j = 0; j < d.n; ++j) {
       const mfma_layout::OutPos pos = mfma_layout::output_pos(d.m, i, j);
       const size_t slot = static_cast<size_t>(pos.lane) * d_regs + pos.reg;
       uint32_t acc = args.c[slot];
       for (int p = 0; p < nblocks; ++p) {
-        const double scale = d.scaled ? scale_of(args.scale_a, args.scale_a_sel, i, d.m, p) *
-                                            scale_of(args.scale_b, args.scale_b_sel, j, d.n, p)
-                                      : 1.0;
-        for (int t = 0; t < block; ++t) {
-          const int kk = p * block + t;
-          terms[t] = a[static_cast<size_t>(i) * d.k + kk] * b[static_cast<size_t>(kk) * d.n + j] * scale;
+        int scale_exp = 0;
+        bool nan_scale = false;
+        if (d.scaled) {
+          const uint32_t sa = scale_byte(args.scale_a, args.scale_a_sel, i, d.m, p);
+          const uint32_t sb = scale_byte(args.scale_b, args.scale_b_sel, j, d.n, p);
+          nan_scale = sa == 0xFFu || sb == 0xFFu;
+          scale_exp = static_cast<int>(sa) + static_cast<int>(sb) - 254;
         }
-        acc = exact_f32_sum(f32_from_bits(acc), terms.data(), block);
+        const size_t ca = static_cast<size_t>(i) * nblocks + p;
+        const size_t cb = static_cast<size_t>(j) * nblocks + p;
+        acc = accumulate_block(acc, &a.v[static_cast<size_t>(i) * d.k + p * block],
+                               &b.v[static_cast<size_t>(j) * d.k + p * block], block, a.msb[ca],
+                               a.lsb[ca], b.msb[cb], b.lsb[cb],
+                               a.nonfinite[ca] || b.nonfinite[cb], scale_exp, nan_scale);
       }
       result[slot] = acc;
     }

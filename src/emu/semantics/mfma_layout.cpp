@@ -27,6 +27,7 @@
 //    both; gfx950-facts.md records that trap.
 #include "emu/semantics/mfma_layout.h"
 
+#include <array>
 #include <cmath>
 
 #include "emu/semantics/convert.h"
@@ -61,40 +62,45 @@ const char* elem_name(Elem e) {
   return "?";
 }
 
+namespace {
+
+// Decoding by table for the narrow formats: MFMA execution decodes thousands of elements per
+// instruction, and the tables are built from the exact decoders in convert.cpp.
+struct NarrowTables {
+  std::array<double, 256> e4m3, e5m2;
+  std::array<double, 64> e2m3, e3m2;
+  std::array<double, 16> e2m1;
+  NarrowTables() {
+    for (uint32_t c = 0; c < 256; ++c) {
+      e4m3[c] = decode_e4m3(static_cast<uint8_t>(c));
+      e5m2[c] = decode_e5m2(static_cast<uint8_t>(c));
+    }
+    for (uint32_t c = 0; c < 64; ++c) {
+      e2m3[c] = decode_e2m3(static_cast<uint8_t>(c));
+      e3m2[c] = decode_e3m2(static_cast<uint8_t>(c));
+    }
+    for (uint32_t c = 0; c < 16; ++c) e2m1[c] = decode_e2m1(static_cast<uint8_t>(c));
+  }
+};
+
+const NarrowTables& tables() {
+  static const NarrowTables t;
+  return t;
+}
+
+}  // namespace
+
 double decode(Elem e, uint32_t code) {
   switch (e) {
-    case Elem::BF16: return decode_bf16(static_cast<uint16_t>(code));
+    case Elem::BF16: return static_cast<double>(f32_from_bits((code & 0xFFFFu) << 16));
     case Elem::F16: return decode_f16(static_cast<uint16_t>(code));
-    case Elem::E4M3: return decode_e4m3(static_cast<uint8_t>(code));
-    case Elem::E5M2: return decode_e5m2(static_cast<uint8_t>(code));
-    case Elem::E2M3: return decode_e2m3(static_cast<uint8_t>(code));
-    case Elem::E3M2: return decode_e3m2(static_cast<uint8_t>(code));
-    case Elem::E2M1: return decode_e2m1(static_cast<uint8_t>(code));
+    case Elem::E4M3: return tables().e4m3[code & 0xFFu];
+    case Elem::E5M2: return tables().e5m2[code & 0xFFu];
+    case Elem::E2M3: return tables().e2m3[code & 0x3Fu];
+    case Elem::E3M2: return tables().e3m2[code & 0x3Fu];
+    case Elem::E2M1: return tables().e2m1[code & 0xFu];
   }
   return NAN;
-}
-
-uint32_t extract(const uint32_t* lane_regs, int bits, int index) {
-  const int first = bits * index;
-  const int reg = first / 32;
-  const int shift = first % 32;
-  uint64_t window = lane_regs[reg] >> shift;
-  if (shift + bits > 32) window |= static_cast<uint64_t>(lane_regs[reg + 1]) << (32 - shift);
-  return static_cast<uint32_t>(window & ((uint64_t{1} << bits) - 1));
-}
-
-Pos operand_pos(int mn, int k, int per_lane, bool fp8_split, int lane, int e) {
-  const int group = lane / mn;
-  if (fp8_split) {
-    const int chunk = e / 16;
-    return {lane % mn, chunk * (k / 2) + 16 * group + e % 16};
-  }
-  return {lane % mn, per_lane * group + e};
-}
-
-OutPos output_pos(int mn, int i, int j) {
-  if (mn == 16) return {i % 4, 16 * (i / 4) + j};
-  return {4 * (i / 8) + i % 4, 32 * ((i / 4) % 2) + j};
 }
 
 }  // namespace zyfa::emu::mfma_layout

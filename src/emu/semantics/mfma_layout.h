@@ -16,7 +16,14 @@ double decode(Elem e, uint32_t code);
 // Element `index` of one lane's register tuple, elements packed from bit 0 of the first
 // register upwards without gaps (16-bit elements: low half first; FP6: 6-bit fields that may
 // straddle registers).
-uint32_t extract(const uint32_t* lane_regs, int bits, int index);
+inline uint32_t extract(const uint32_t* lane_regs, int bits, int index) {
+  const int first = bits * index;
+  const int reg = first / 32;
+  const int shift = first % 32;
+  uint64_t window = lane_regs[reg] >> shift;
+  if (shift + bits > 32) window |= static_cast<uint64_t>(lane_regs[reg + 1]) << (32 - shift);
+  return static_cast<uint32_t>(window & ((uint64_t{1} << bits) - 1));
+}
 
 // Row of A (or column of B) and K index of element `e` held by `lane`, for an operand of a
 // `mn` x `k` (or `k` x `mn`) block where each lane holds `per_lane` elements. `fp8_split` is
@@ -25,13 +32,20 @@ struct Pos {
   int mn;
   int k;
 };
-Pos operand_pos(int mn, int k, int per_lane, bool fp8_split, int lane, int e);
+inline Pos operand_pos(int mn, int k, int per_lane, bool fp8_split, int lane, int e) {
+  const int group = lane / mn;
+  if (fp8_split) return {lane % mn, (e / 16) * (k / 2) + 16 * group + e % 16};
+  return {lane % mn, per_lane * group + e};
+}
 
 // Register index and lane of output element D[i][j] for a 16x16 or 32x32 single-block MFMA.
 struct OutPos {
   int reg;
   int lane;
 };
-OutPos output_pos(int mn, int i, int j);
+inline OutPos output_pos(int mn, int i, int j) {
+  if (mn == 16) return {i % 4, 16 * (i / 4) + j};
+  return {4 * (i / 8) + i % 4, 32 * ((i / 4) % 2) + j};
+}
 
 }  // namespace zyfa::emu::mfma_layout
