@@ -52,7 +52,8 @@ def main():
     rest = sys.argv[3:]
     if "--" not in rest:
         sys.exit(__doc__)
-    readobj, specs = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+    split = len(rest) - 1 - rest[::-1].index("--")  # the last "--": the command may hold its own
+    readobj, specs = rest[:split], rest[split + 1:]
     objects, rows, errors = [], [], []
     for spec in specs:
         name, co_path = spec.split("=", 1)
@@ -84,6 +85,8 @@ def main():
     for r in rows:
         lines.append(f"{r['name']:<22} {r['co']:<15} {r['kernarg']:>7} {r['lds']:>7} {r['vgpr']:>5} {r['agpr']:>5} "
                      f"{r['sgpr']:>5} {r['scratch']:>7} {r['vgpr_spill'] + r['sgpr_spill']:>6} {r['wg']:>5}")
+    lines.append("VGPR is the metadata's .vgpr_count: the unified register file per lane, AGPRs included;")
+    lines.append("LDS and scratch in bytes; wg = max work-items per workgroup.")
     table = "\n".join(lines)
     print("gfx950 kernels embedded in libzyfa:\n" + table)
     if errors:
