@@ -43,7 +43,9 @@ double decode_f16(uint16_t bits);   // IEEE binary16
 // NaN input gives the all-ones NaN code with the input's sign (0x7F / 0xFF).
 uint8_t encode_e4m3(double value, bool saturate);
 uint8_t encode_e5m2(double value, bool saturate);
-// Low 6 / 4 bits; the MX sub-byte formats have no NaN or infinity: they always saturate.
+// Low 6 / 4 bits. The MX sub-byte formats have no NaN or infinity: overflow and infinity
+// saturate, NaN gives the largest magnitude (these encoders serve tests; the emulator only
+// decodes these formats).
 uint8_t encode_e2m3(double value);
 uint8_t encode_e3m2(double value);
 uint8_t encode_e2m1(double value);

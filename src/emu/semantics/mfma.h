@@ -2,13 +2,14 @@
 //
 // Registers are given lane-major: operand X of lane l, register r is x[l * x_regs + r]
 // (64 lanes, wave64). The element-to-(lane, register, byte) layouts, the scale-operand
-// layout and the output layout are documented and cited per family in mfma.cpp.
+// layout and the output layout are documented and cited per family in mfma_layout.cpp.
 //
 // Numerics (the hardware's internal summation order and rounding are not documented, so the
-// emulator fixes one, see mfma.cpp): inputs decoded exactly as their format says, products
-// exact, each 32-wide K block (16-wide for 16x16x16/32x32x8 shapes: one block per instruction
-// "K step") summed exactly, then added to the fp32 accumulator in K-block order with one
-// fp32 rounding (RNE) per block.
+// emulator fixes one; details in mfma.cpp): inputs decoded exactly as their format says
+// (denormals kept), products exact, K split into 32-wide blocks (the E8M0 scale blocks of the
+// f8f6f4 family; every other shape has K <= 32 and is one block), blocks taken in increasing K,
+// and for each block the exact value "running C + sum of the block's (scaled) products" is
+// rounded once to f32 (RNE). Denormal results are kept; any NaN gives 0x7FC00000.
 #pragma once
 
 #include <cstdint>
@@ -83,9 +84,13 @@ struct MfmaArgs {
   const uint32_t* c;  // 64 * d_regs (may alias d)
   uint32_t* d;        // 64 * d_regs
   uint32_t cbsz = 0, abid = 0, blgp = 0;  // instruction fields (formats for f8f6f4)
-  const uint32_t* scale_a = nullptr;      // 64 lanes, one dword each (scaled ops)
+  // Scaled ops: the two VGPR scale operands of the v_mfma_ld_scale_b32 prefix, 64 lanes each.
+  // The E8M0 scale of A row i for K block p is byte scale_a_sel of lane i + M*p (B: column j,
+  // lane j + N*p); the byte is op_sel[0] + 2*op_sel_hi[0] for A and op_sel[1] + 2*op_sel_hi[1]
+  // for B, taken from the prefix dword (LLVM's llvm.amdgcn.mfma.scale tests, gfx950-facts.md).
+  const uint32_t* scale_a = nullptr;
   const uint32_t* scale_b = nullptr;
-  uint32_t scale_a_sel = 0, scale_b_sel = 0;  // byte 0..3: op_sel[i] + 2 * op_sel_hi[i]
+  uint32_t scale_a_sel = 0, scale_b_sel = 0;
 };
 
 // Computes D = A*B + C for all 64 lanes (the emulator applies EXEC outside: MFMAs ignore it).
