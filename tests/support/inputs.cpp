@@ -50,8 +50,9 @@ HeadStats realistic_stats(std::mt19937_64& rng, int64_t d, bool outliers, double
     const int64_t n = d == 192 ? 64 : d, half = n / 2, base = d - n;
     for (int p = 0; p < kOutlierPairs; ++p) {
       for (int64_t c : {base + half - 1 - p, base + n - 1 - p}) {
-        st.scale[c] *= kOutlierGain;
-        st.mean[c] *= kOutlierGain;
+        // A fixed gain (not log-normal) keeps the spread of scores similar from seed to seed.
+        st.scale[c] = kOutlierGain;
+        st.mean[c] = mean_gain * kOutlierGain * n01(rng);
       }
     }
   }
@@ -89,7 +90,7 @@ Generated generate(const AttnConfig& c) {
       double qmean_norm = 0;
       for (double m : qs.mean) qmean_norm += m * m;
       qmean_norm = std::sqrt(qmean_norm);
-      const double sink_nats = 8.0;
+      const double sink_nats = 14.0;
       const double sink_gain = sink_nats * std::sqrt(static_cast<double>(dq)) / qmean_norm;
       for (int64_t s = 0; s < S; ++s) {
         for (int64_t hq = hk * group; hq < (hk + 1) * group; ++hq) {
