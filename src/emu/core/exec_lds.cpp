@@ -1,0 +1,244 @@
+// LDS instructions (DS encoding without GDS). Addresses are byte offsets into the
+// workgroup's LDS allocation (group segment + dynamic LDS); every access must lie inside it.
+// Reads sample LDS when they complete, writes change it when they complete; both in issue
+// order per wave (LGKM_CNT), see executor.cpp.
+// Sources: AMD CDNA4 ISA "Local Data Share Operations" (ADDR = VGPR[addr] + offset;
+// read2/write2: offset0/offset1 scaled by the element size, st64 by 64 elements; ds_swizzle
+// modes; ds_permute/bpermute address = byte address / 4 of the lane).
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "emu/core/executor.h"
+#include "emu/core/fp_bits.h"
+#include "emu/isa/isa_ops.h"
+
+namespace zyfa::emu {
+namespace {
+
+enum class DsKind { kRead, kWrite, kAtomic, kAtomicRtn, kPermute };
+
+struct DsShape {
+  DsKind kind;
+  uint8_t dwords = 1;     // dwords per address (per lane: dwords * addresses)
+  uint8_t elem_bytes = 4;
+  bool two_addresses = false;
+  uint32_t scale = 4;     // read2/write2 offset unit in bytes
+  bool sign = false;
+  int8_t d16 = -1;
+};
+
+bool shape_of(uint16_t o, DsShape* s) {
+  switch (o) {
+    case op::DS_READ_B32: *s = {DsKind::kRead, 1}; return true;
+    case op::DS_READ_B64: *s = {DsKind::kRead, 2}; return true;
+    case op::DS_READ_B96: *s = {DsKind::kRead, 3}; return true;
+    case op::DS_READ_B128: *s = {DsKind::kRead, 4}; return true;
+    case op::DS_READ2_B32: *s = {DsKind::kRead, 1, 4, true, 4}; return true;
+    case op::DS_READ2ST64_B32: *s = {DsKind::kRead, 1, 4, true, 256}; return true;
+    case op::DS_READ2_B64: *s = {DsKind::kRead, 2, 4, true, 8}; return true;
+    case op::DS_READ2ST64_B64: *s = {DsKind::kRead, 2, 4, true, 512}; return true;
+    case op::DS_READ_U8: *s = {DsKind::kRead, 1, 1}; return true;
+    case op::DS_READ_I8: *s = {DsKind::kRead, 1, 1, false, 4, true}; return true;
+    case op::DS_READ_U16: *s = {DsKind::kRead, 1, 2}; return true;
+    case op::DS_READ_I16: *s = {DsKind::kRead, 1, 2, false, 4, true}; return true;
+    case op::DS_READ_U16_D16: *s = {DsKind::kRead, 1, 2, false, 4, false, 0}; return true;
+    case op::DS_READ_U16_D16_HI: *s = {DsKind::kRead, 1, 2, false, 4, false, 1}; return true;
+    case op::DS_READ_U8_D16: *s = {DsKind::kRead, 1, 1, false, 4, false, 0}; return true;
+    case op::DS_READ_U8_D16_HI: *s = {DsKind::kRead, 1, 1, false, 4, false, 1}; return true;
+    case op::DS_WRITE_B32: *s = {DsKind::kWrite, 1}; return true;
+    case op::DS_WRITE_B64: *s = {DsKind::kWrite, 2}; return true;
+    case op::DS_WRITE_B96: *s = {DsKind::kWrite, 3}; return true;
+    case op::DS_WRITE_B128: *s = {DsKind::kWrite, 4}; return true;
+    case op::DS_WRITE2_B32: *s = {DsKind::kWrite, 1, 4, true, 4}; return true;
+    case op::DS_WRITE2ST64_B32: *s = {DsKind::kWrite, 1, 4, true, 256}; return true;
+    case op::DS_WRITE2_B64: *s = {DsKind::kWrite, 2, 4, true, 8}; return true;
+    case op::DS_WRITE2ST64_B64: *s = {DsKind::kWrite, 2, 4, true, 512}; return true;
+    case op::DS_WRITE_B8: *s = {DsKind::kWrite, 1, 1}; return true;
+    case op::DS_WRITE_B16: *s = {DsKind::kWrite, 1, 2}; return true;
+    case op::DS_WRITE_B8_D16_HI: *s = {DsKind::kWrite, 1, 1, false, 4, false, 1}; return true;
+    case op::DS_WRITE_B16_D16_HI: *s = {DsKind::kWrite, 1, 2, false, 4, false, 1}; return true;
+    case op::DS_ADD_U32: case op::DS_SUB_U32: case op::DS_MIN_U32: case op::DS_MAX_U32: case op::DS_MIN_I32:
+    case op::DS_MAX_I32: case op::DS_AND_B32: case op::DS_OR_B32: case op::DS_XOR_B32: case op::DS_ADD_F32:
+    case op::DS_MIN_F32: case op::DS_MAX_F32:
+      *s = {DsKind::kAtomic, 1}; return true;
+    case op::DS_ADD_RTN_U32: case op::DS_SUB_RTN_U32: case op::DS_MIN_RTN_U32: case op::DS_MAX_RTN_U32:
+    case op::DS_MIN_RTN_I32: case op::DS_MAX_RTN_I32: case op::DS_AND_RTN_B32: case op::DS_OR_RTN_B32:
+    case op::DS_XOR_RTN_B32: case op::DS_ADD_RTN_F32: case op::DS_WRXCHG_RTN_B32:
+      *s = {DsKind::kAtomicRtn, 1}; return true;
+    case op::DS_BPERMUTE_B32: case op::DS_PERMUTE_B32: case op::DS_SWIZZLE_B32:
+      *s = {DsKind::kPermute, 1}; return true;
+    default: return false;
+  }
+}
+
+uint32_t atomic(uint16_t o, uint32_t old, uint32_t v) {
+  switch (o) {
+    case op::DS_ADD_U32: case op::DS_ADD_RTN_U32: return old + v;
+    case op::DS_SUB_U32: case op::DS_SUB_RTN_U32: return old - v;
+    case op::DS_MIN_U32: case op::DS_MIN_RTN_U32: return std::min(old, v);
+    case op::DS_MAX_U32: case op::DS_MAX_RTN_U32: return std::max(old, v);
+    case op::DS_MIN_I32: case op::DS_MIN_RTN_I32: return uint32_t(std::min(int32_t(old), int32_t(v)));
+    case op::DS_MAX_I32: case op::DS_MAX_RTN_I32: return uint32_t(std::max(int32_t(old), int32_t(v)));
+    case op::DS_AND_B32: case op::DS_AND_RTN_B32: return old & v;
+    case op::DS_OR_B32: case op::DS_OR_RTN_B32: return old | v;
+    case op::DS_XOR_B32: case op::DS_XOR_RTN_B32: return old ^ v;
+    case op::DS_ADD_F32: case op::DS_ADD_RTN_F32: return as_u32(as_f32(old) + as_f32(v));
+    case op::DS_MIN_F32: return as_u32(std::fmin(as_f32(old), as_f32(v)));
+    case op::DS_MAX_F32: return as_u32(std::fmax(as_f32(old), as_f32(v)));
+    case op::DS_WRXCHG_RTN_B32: return v;
+    default: return old;
+  }
+}
+
+}  // namespace
+
+void execute_ds(Executor& x) {
+  Wave& w = x.wave();
+  const Instruction& in = x.inst();
+  if (in.gds) x.fault("GDS is not modelled");
+  DsShape s;
+  if (!shape_of(in.op, &s)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
+  const bool data_acc = in.vdata_acc;
+  PendingOp* op = x.new_op(s.kind == DsKind::kRead || s.kind == DsKind::kAtomicRtn || s.kind == DsKind::kPermute
+                               ? PendingOp::kLdsLoad
+                               : s.kind == DsKind::kWrite ? PendingOp::kLdsStore : PendingOp::kLdsAtomic,
+                           Counter::kLgkmLds);
+  op->op = in.op;
+  op->elem_bytes = s.elem_bytes;
+  op->sign_extend = s.sign;
+  op->d16 = s.d16;
+  const int per_lane = s.dwords * (s.two_addresses ? 2 : 1);
+  op->dwords = uint8_t(per_lane);
+  const uint64_t exec = op->exec;
+
+  auto read_data = [&](uint8_t first, int count, std::array<uint32_t, kLanes * 4>& out, int at) {
+    for (int k = 0; k < count; ++k) {
+      const uint32_t reg = first + k + (data_acc ? kAgprBase : 0);
+      if (reg < kAgprBase) x.hazard_check_read_vgpr(reg, false, true);
+      const uint32_t* row = reg >= kAgprBase ? x.areg_read(reg - kAgprBase) : x.vreg_read(reg);
+      for (int l = 0; l < kLanes; ++l) out[l * 4 + at + k] = s.d16 == 1 ? row[l] >> 16 : row[l];
+    }
+  };
+
+  x.hazard_check_read_vgpr(in.vaddr, false, true);
+  const uint32_t* addr = x.vreg_read(in.vaddr);
+  if (s.kind == DsKind::kPermute) {
+    // Computed from registers at issue (no LDS memory is touched); the result returns later.
+    uint32_t data[kLanes];
+    std::memcpy(data, in.op == op::DS_SWIZZLE_B32 ? addr : x.vreg_read(in.vdata), sizeof(data));
+    if (in.op != op::DS_SWIZZLE_B32) x.hazard_check_read_vgpr(in.vdata, false, true);
+    const uint32_t offset = in.offset | (uint32_t(in.offset1) << 8);
+    for (int l = 0; l < kLanes; ++l) op->data[l * 4] = 0;
+    if (in.op == op::DS_BPERMUTE_B32) {
+      for (int l = 0; l < kLanes; ++l) {
+        if (!((exec >> l) & 1)) continue;
+        const uint32_t src = ((addr[l] + offset) >> 2) & 63;
+        op->data[l * 4] = ((exec >> src) & 1) ? data[src] : 0;
+      }
+    } else if (in.op == op::DS_PERMUTE_B32) {
+      for (int l = 0; l < kLanes; ++l) {
+        if (!((exec >> l) & 1)) continue;
+        const uint32_t dst = ((addr[l] + offset) >> 2) & 63;
+        op->data[dst * 4] = data[l];
+      }
+    } else {  // ds_swizzle_b32: offset[15] = 1 quad permute mode, else bit-mask mode (32-lane groups)
+      for (int l = 0; l < kLanes; ++l) {
+        if (!((exec >> l) & 1)) continue;
+        int src;
+        if (offset & 0x8000) {
+          src = (l & ~3) | ((offset >> (2 * (l & 3))) & 3);
+        } else {
+          const uint32_t and_mask = offset & 0x1F, or_mask = (offset >> 5) & 0x1F, xor_mask = (offset >> 10) & 0x1F;
+          src = (l & 0x20) | ((((l & 0x1F) & and_mask) | or_mask) ^ xor_mask);
+        }
+        op->data[l * 4] = ((exec >> src) & 1) ? data[src] : 0;
+      }
+    }
+    op->dst_reg = in.vdst + (data_acc ? kAgprBase : 0);
+    op->kind = PendingOp::kLdsLoad;
+    op->valid.fill(0);  // marks "result precomputed" for complete_lds_op
+    op->lds_base = 0xFFFFFFFFu;
+    x.check_pending(op->dst_reg, "second load into");
+    x.mark_pending(op->dst_reg, op->pc);
+    x.issue(op);
+    return;
+  }
+
+  const uint32_t offset16 = in.offset | (uint32_t(in.offset1) << 8);
+  for (int l = 0; l < kLanes; ++l) {
+    if (!((exec >> l) & 1)) continue;
+    for (int a = 0; a < (s.two_addresses ? 2 : 1); ++a) {
+      const uint64_t base = s.two_addresses ? uint64_t(addr[l]) + uint64_t(a == 0 ? in.offset : in.offset1) * s.scale
+                                            : uint64_t(addr[l]) + offset16;
+      const uint32_t bytes = s.dwords * (s.elem_bytes < 4 ? s.elem_bytes : 4);
+      x.lds_ptr(base, bytes, l, s.kind != DsKind::kRead);  // bounds check at issue
+      for (int k = 0; k < s.dwords; ++k) op->addr[l * 4 + a * s.dwords + k] = base + 4 * k;
+    }
+  }
+  if (s.kind == DsKind::kWrite) {
+    if (s.two_addresses) {
+      read_data(in.vdata, s.dwords, op->data, 0);
+      read_data(in.data1, s.dwords, op->data, s.dwords);
+    } else {
+      read_data(in.vdata, s.dwords, op->data, 0);
+    }
+  } else if (s.kind == DsKind::kAtomic || s.kind == DsKind::kAtomicRtn) {
+    read_data(in.vdata, 1, op->data, 0);
+  }
+  if (s.kind == DsKind::kRead || s.kind == DsKind::kAtomicRtn) {
+    op->dst_reg = in.vdst + (data_acc ? kAgprBase : 0);
+    for (int k = 0; k < per_lane; ++k) {
+      x.check_pending(op->dst_reg + k, "second load into");
+      x.mark_pending(op->dst_reg + k, op->pc);
+    }
+  }
+  op->valid.fill(1);
+  x.issue(op);
+}
+
+void complete_lds_op(Executor& x, PendingOp& op) {
+  Wave& w = x.wave();
+  const uint64_t exec = op.exec;
+  auto dst_row = [&](int k) {
+    const uint32_t reg = op.dst_reg + k;
+    return reg >= kAgprBase ? w.areg(reg - kAgprBase) : w.vreg(reg);
+  };
+  if (op.lds_base == 0xFFFFFFFFu && op.kind == PendingOp::kLdsLoad) {  // permute result
+    uint32_t* row = dst_row(0);
+    for (int l = 0; l < kLanes; ++l) if ((exec >> l) & 1) row[l] = op.data[l * 4];
+    x.clear_pending(op.dst_reg);
+    return;
+  }
+  for (int l = 0; l < kLanes; ++l) {
+    if (!((exec >> l) & 1)) continue;
+    for (int k = 0; k < op.dwords; ++k) {
+      const uint64_t a = op.addr[l * 4 + k];
+      if (op.kind == PendingOp::kLdsStore) {
+        const uint32_t v = op.data[l * 4 + k];
+        std::memcpy(x.lds_ptr(a, op.elem_bytes, l, true), &v, op.elem_bytes);
+      } else if (op.kind == PendingOp::kLdsLoad && op.op != 0 &&
+                 !(op.op >= op::DS_ADD_RTN_U32 && op.op <= op::DS_ADD_RTN_F32) && op.op != op::DS_WRXCHG_RTN_B32) {
+        uint32_t v = 0;
+        std::memcpy(&v, x.lds_ptr(a, op.elem_bytes, l, false), op.elem_bytes);
+        if (op.sign_extend && op.elem_bytes == 1) v = uint32_t(int32_t(int8_t(v)));
+        if (op.sign_extend && op.elem_bytes == 2) v = uint32_t(int32_t(int16_t(v)));
+        uint32_t* row = dst_row(k);
+        if (op.d16 == 0) v = (row[l] & 0xFFFF0000u) | (v & 0xFFFF);
+        else if (op.d16 == 1) v = (row[l] & 0xFFFFu) | (v << 16);
+        row[l] = v;
+      } else {  // atomics: read-modify-write in lane order
+        uint32_t old;
+        uint8_t* p = x.lds_ptr(a, 4, l, true);
+        std::memcpy(&old, p, 4);
+        const uint32_t nv = atomic(op.op, old, op.data[l * 4 + k]);
+        std::memcpy(p, &nv, 4);
+        if (op.kind == PendingOp::kLdsLoad) dst_row(k)[l] = old;
+      }
+    }
+  }
+  if (op.kind == PendingOp::kLdsLoad)
+    for (int k = 0; k < op.dwords; ++k) x.clear_pending(op.dst_reg + k);
+}
+
+}  // namespace zyfa::emu

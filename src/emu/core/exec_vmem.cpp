@@ -1,0 +1,339 @@
+// Vector and scalar memory: MUBUF (buffer_*), FLAT/GLOBAL (global_*; flat_* only for global
+// addresses), SMEM (s_load_*, s_buffer_load_*). Loads read memory when they complete and
+// stores write it when they complete; see executor.cpp for when that is.
+//
+// Sources: AMD CDNA4 ISA "Vector Memory Buffer Instructions" (address = V#.base + soffset +
+// inst_offset + voffset + V#.stride * index; resource descriptor fields), "Flat, Scratch and
+// Global Instructions", "Scalar Memory Operations". Range checking of buffer accesses: each
+// dword (each element for sub-dword accesses) is checked on its own against num_records
+// using inst_offset + voffset (soffset excluded), bytes for raw buffers (stride 0) and records
+// for structured ones (idxen, stride != 0); out-of-range loads return 0 and out-of-range stores
+// are dropped (LLVM AMDGPUUsage "Relaxed Buffer OOB Mode" describes the per-dword check).
+// Everything that survives the range check must lie inside a buffer of the call, or the
+// kernel stops.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "emu/core/executor.h"
+#include "emu/isa/isa_ops.h"
+
+namespace zyfa::emu {
+namespace {
+
+struct Access {
+  uint8_t dwords = 1;      // registers per lane
+  uint8_t elem_bytes = 4;  // 1, 2 or 4
+  bool sign = false;
+  int8_t d16 = -1;         // -1 full register, 0 low half, 1 high half
+  bool store = false;
+  bool to_lds = false;
+};
+
+// Untyped loads/stores shared by MUBUF and GLOBAL (same opcode numbers for the common ones).
+bool describe(uint16_t o, bool mubuf, Access* a) {
+  switch (o) {
+    case op::LOAD_UBYTE: *a = {1, 1, false, -1, false}; return true;
+    case op::LOAD_SBYTE: *a = {1, 1, true, -1, false}; return true;
+    case op::LOAD_USHORT: *a = {1, 2, false, -1, false}; return true;
+    case op::LOAD_SSHORT: *a = {1, 2, true, -1, false}; return true;
+    case op::LOAD_DWORD: *a = {1, 4, false, -1, false}; return true;
+    case op::LOAD_DWORDX2: *a = {2, 4, false, -1, false}; return true;
+    case op::LOAD_DWORDX3: *a = {3, 4, false, -1, false}; return true;
+    case op::LOAD_DWORDX4: *a = {4, 4, false, -1, false}; return true;
+    case op::STORE_BYTE: *a = {1, 1, false, -1, true}; return true;
+    case op::STORE_BYTE_D16_HI: *a = {1, 1, false, 1, true}; return true;
+    case op::STORE_SHORT: *a = {1, 2, false, -1, true}; return true;
+    case op::STORE_SHORT_D16_HI: *a = {1, 2, false, 1, true}; return true;
+    case op::STORE_DWORD: *a = {1, 4, false, -1, true}; return true;
+    case op::STORE_DWORDX2: *a = {2, 4, false, -1, true}; return true;
+    case op::STORE_DWORDX3: *a = {3, 4, false, -1, true}; return true;
+    case op::STORE_DWORDX4: *a = {4, 4, false, -1, true}; return true;
+    case op::LOAD_UBYTE_D16: *a = {1, 1, false, 0, false}; return true;
+    case op::LOAD_UBYTE_D16_HI: *a = {1, 1, false, 1, false}; return true;
+    case op::LOAD_SBYTE_D16: *a = {1, 1, true, 0, false}; return true;
+    case op::LOAD_SBYTE_D16_HI: *a = {1, 1, true, 1, false}; return true;
+    case op::LOAD_SHORT_D16: *a = {1, 2, false, 0, false}; return true;
+    case op::LOAD_SHORT_D16_HI: *a = {1, 2, false, 1, false}; return true;
+    default: break;
+  }
+  if (!mubuf) {
+    switch (o) {
+      case op::LOAD_LDS_UBYTE: *a = {1, 1, false, -1, false, true}; return true;
+      case op::LOAD_LDS_SBYTE: *a = {1, 1, true, -1, false, true}; return true;
+      case op::LOAD_LDS_USHORT: *a = {1, 2, false, -1, false, true}; return true;
+      case op::LOAD_LDS_SSHORT: *a = {1, 2, true, -1, false, true}; return true;
+      case op::LOAD_LDS_DWORD: *a = {1, 4, false, -1, false, true}; return true;
+      case op::LOAD_LDS_DWORDX3: *a = {3, 4, false, -1, false, true}; return true;
+      case op::LOAD_LDS_DWORDX4: *a = {4, 4, false, -1, false, true}; return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+// Registers of a load's destination (VGPR or AGPR per the ACC bit), marked in flight.
+void mark_destination(Executor& x, PendingOp* op, uint32_t first, int count) {
+  for (int r = 0; r < count; ++r) {
+    const uint32_t reg = first + r;
+    if (reg % 256 >= (reg >= kAgprBase ? x.wave().num_agprs : x.wave().num_vgprs))
+      x.fault(fmt::format("load writes {}{} beyond the registers the kernel descriptor allocates",
+                          reg >= kAgprBase ? "a" : "v", reg % 256));
+    x.check_pending(reg, "second load into");
+    x.mark_pending(reg, op->pc);
+  }
+}
+
+// Store data: the VGPR/AGPR values at issue (gfx9 reads store data when the store issues).
+void capture_store_data(Executor& x, PendingOp* op, uint32_t first, const Access& a) {
+  for (int k = 0; k < a.dwords; ++k) {
+    const uint32_t reg = first + k;
+    if (reg < kAgprBase) x.hazard_check_read_vgpr(reg, false, true);
+    const uint32_t* row = reg >= kAgprBase ? x.areg_read(reg - kAgprBase) : x.vreg_read(reg);
+    for (int l = 0; l < kLanes; ++l) {
+      uint32_t v = row[l];
+      if (a.d16 == 1) v >>= 16;
+      op->data[l * 4 + k] = v;
+    }
+  }
+}
+
+uint32_t vaddr_value(Executor& x, uint32_t vgpr, int lane) {
+  return x.vreg_read(vgpr)[lane];
+}
+
+}  // namespace
+
+void execute_mubuf(Executor& x) {
+  Wave& w = x.wave();
+  const Instruction& in = x.inst();
+  Access a;
+  if (!describe(in.op, true, &a)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
+  if (in.lds) {
+    if (a.store || a.d16 >= 0) x.fault(fmt::format("{} with lds is not a valid combination", in.name));
+    a.to_lds = true;
+  }
+  // V#: base [47:0], stride [61:48], swizzle [63]; num_records [95:64]; word3 flags.
+  uint32_t rs[4];
+  for (int i = 0; i < 4; ++i) rs[i] = x.sread(in.srsrc + i);
+  const uint64_t base = uint64_t(rs[0]) | (uint64_t(rs[1] & 0xFFFF) << 32);
+  const uint32_t stride = (rs[1] >> 16) & 0x3FFF;
+  const bool swizzle = rs[1] >> 31;
+  const uint32_t num_records = rs[2];
+  const bool add_tid = (rs[3] >> 23) & 1;
+  const uint32_t data_format = (rs[3] >> 15) & 0xF;
+  if (swizzle) x.fault("swizzled buffer resources are not modelled");
+  if (add_tid) x.fault("buffer resources with ADD_TID_ENABLE are not modelled");
+  if (data_format == 0)
+    x.fault("buffer resource DATA_FORMAT is 0 (invalid): gfx9 untyped buffer accesses need a non-zero format "
+            "(e.g. word3 = 0x00020000)");
+  const uint32_t soffset = x.sread(in.soffset);
+  // VALU writes an SGPR, then a VMEM instruction reads it: 5 wait states.
+  for (uint16_t s : {uint16_t(in.srsrc), uint16_t(in.srsrc + 1), uint16_t(in.srsrc + 2), uint16_t(in.srsrc + 3),
+                     uint16_t(in.soffset)}) {
+    if (s < 128 && w.valu_sgpr_write_clock[s] && int64_t(w.clock) - int64_t(w.valu_sgpr_write_clock[s] - 1) - 1 < 5)
+      x.fault(fmt::format("VMEM hazard: s{} read by a buffer instruction less than 5 wait states after a VALU write", s));
+  }
+
+  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
+                           Counter::kVm);
+  op->dwords = a.dwords;
+  op->elem_bytes = a.elem_bytes;
+  op->sign_extend = a.sign;
+  op->d16 = a.d16;
+  const uint64_t exec = op->exec;
+  if (in.offen || in.idxen) {
+    x.hazard_check_read_vgpr(in.vaddr, false, true);
+    if (in.offen && in.idxen) x.hazard_check_read_vgpr(in.vaddr + 1, false, true);
+  }
+  for (int l = 0; l < kLanes; ++l) {
+    if (!((exec >> l) & 1)) continue;
+    uint32_t index = 0, voffset = 0;
+    if (in.idxen) index = vaddr_value(x, in.vaddr, l);
+    if (in.offen) voffset = vaddr_value(x, in.vaddr + (in.idxen ? 1 : 0), l);
+    const uint64_t off = uint64_t(voffset) + uint32_t(in.offset);
+    for (int k = 0; k < a.dwords; ++k) {
+      const uint64_t o = off + uint64_t(k) * a.elem_bytes;
+      bool in_range;
+      if (stride == 0 || !in.idxen) in_range = o + a.elem_bytes <= num_records;
+      else in_range = index < num_records;
+      const uint64_t addr = base + soffset + o + uint64_t(stride) * index;
+      op->valid[l * 4 + k] = in_range;
+      op->addr[l * 4 + k] = addr;
+      if (in_range) x.check_global(addr, a.elem_bytes, a.store, l);
+    }
+  }
+  if (a.store) {
+    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
+  } else if (a.to_lds) {
+    // LDS destination: M0 + inst_offset + lane * 4 per dword (CDNA4 ISA "Buffer load to LDS").
+    const uint64_t t = w.salu_m0_write_clock;
+    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
+      x.fault("LDS-DMA hazard: buffer load to LDS right after an SALU write of M0 (needs 1 wait state)");
+    op->lds_base = x.sread(operand::kM0);
+  } else {
+    op->dst_reg = in.vdata + (in.vdata_acc ? kAgprBase : 0);
+    mark_destination(x, op, op->dst_reg, a.dwords);
+  }
+  x.issue(op);
+}
+
+void execute_flat(Executor& x) {
+  Wave& w = x.wave();
+  const Instruction& in = x.inst();
+  Access a;
+  if (in.seg == 1) x.fault("scratch instructions are not modelled (kernels must not use a private segment)");
+  if (!describe(in.op, false, &a)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
+  // global_*: address = (saddr == off ? vaddr (64-bit) : saddr (64-bit) + vaddr (32-bit)) + offset.
+  // flat_* is treated as global: any address outside the buffers of the call faults.
+  const bool use_saddr = in.seg == 2 && in.saddr != 0x7F;
+  uint64_t sbase = 0;
+  if (use_saddr) {
+    sbase = x.sread64(in.saddr);
+    for (uint16_t s : {uint16_t(in.saddr), uint16_t(in.saddr + 1)})
+      if (w.valu_sgpr_write_clock[s] && int64_t(w.clock) - int64_t(w.valu_sgpr_write_clock[s] - 1) - 1 < 5)
+        x.fault(fmt::format("VMEM hazard: s{} read by a global instruction less than 5 wait states after a VALU write", s));
+  }
+  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
+                           Counter::kVm);
+  op->dwords = a.dwords;
+  op->elem_bytes = a.elem_bytes;
+  op->sign_extend = a.sign;
+  op->d16 = a.d16;
+  const uint64_t exec = op->exec;
+  x.hazard_check_read_vgpr(in.vaddr, false, true);
+  if (!use_saddr) x.hazard_check_read_vgpr(in.vaddr + 1, false, true);
+  const uint32_t* lo = x.vreg_read(in.vaddr);
+  const uint32_t* hi = use_saddr ? nullptr : x.vreg_read(in.vaddr + 1);
+  for (int l = 0; l < kLanes; ++l) {
+    if (!((exec >> l) & 1)) continue;
+    const uint64_t addr = (use_saddr ? sbase + lo[l] : (uint64_t(lo[l]) | (uint64_t(hi[l]) << 32))) + int64_t(in.offset);
+    for (int k = 0; k < a.dwords; ++k) {
+      const uint64_t ak = addr + uint64_t(k) * a.elem_bytes;
+      op->addr[l * 4 + k] = ak;
+      op->valid[l * 4 + k] = 1;
+      x.check_global(ak, a.elem_bytes, a.store, l);
+    }
+  }
+  if (a.store) {
+    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
+  } else if (a.to_lds) {
+    const uint64_t t = w.salu_m0_write_clock;
+    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
+      x.fault("LDS-DMA hazard: global load to LDS right after an SALU write of M0 (needs 1 wait state)");
+    op->lds_base = x.sread(operand::kM0);
+  } else {
+    op->dst_reg = in.vdst + (in.vdata_acc ? kAgprBase : 0);
+    mark_destination(x, op, op->dst_reg, a.dwords);
+  }
+  x.issue(op);
+}
+
+void execute_smem(Executor& x) {
+  const Instruction& in = x.inst();
+  int dwords = 0;
+  bool buffer = false;
+  switch (in.op) {
+    case op::S_LOAD_DWORD: dwords = 1; break;
+    case op::S_LOAD_DWORDX2: dwords = 2; break;
+    case op::S_LOAD_DWORDX4: dwords = 4; break;
+    case op::S_LOAD_DWORDX8: dwords = 8; break;
+    case op::S_LOAD_DWORDX16: dwords = 16; break;
+    case op::S_BUFFER_LOAD_DWORD: dwords = 1; buffer = true; break;
+    case op::S_BUFFER_LOAD_DWORDX2: dwords = 2; buffer = true; break;
+    case op::S_BUFFER_LOAD_DWORDX4: dwords = 4; buffer = true; break;
+    case op::S_BUFFER_LOAD_DWORDX8: dwords = 8; buffer = true; break;
+    case op::S_BUFFER_LOAD_DWORDX16: dwords = 16; buffer = true; break;
+    case op::S_DCACHE_DISCARD: case op::S_DCACHE_DISCARD_X2: return;
+    default: x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
+  }
+  // Offset: a 21-bit signed immediate (imm = 1) or an SGPR (imm = 0); soe adds soffset.
+  int64_t offset = in.imm ? int64_t(in.offset) : int64_t(x.sread(uint16_t(in.offset & 0x7F)));
+  if (in.soe) offset += x.sread(in.soffset);
+  PendingOp* op = x.new_op(PendingOp::kScalarLoad, Counter::kLgkmSmem);
+  op->dwords = uint8_t(dwords);
+  if (!buffer) {
+    const uint64_t base = x.sread64(in.sbase);
+    const uint64_t addr = (base + offset) & ~3ull;
+    op->saddr = addr;
+    for (int k = 0; k < dwords; ++k) op->valid[k] = 1;
+    x.check_global(addr, 4 * dwords, false, 0);
+  } else {
+    uint32_t rs[4];
+    for (int i = 0; i < 4; ++i) rs[i] = x.sread(in.sbase + i);
+    const uint64_t base = uint64_t(rs[0]) | (uint64_t(rs[1] & 0xFFFF) << 32);
+    const uint32_t num_records = rs[2];
+    const uint64_t o = uint64_t(offset) & ~3ull;
+    op->saddr = base + o;
+    for (int k = 0; k < dwords; ++k) {
+      op->valid[k] = o + 4 * k + 4 <= num_records;
+      if (op->valid[k]) x.check_global(base + o + 4 * k, 4, false, 0);
+    }
+  }
+  if (in.sdata + dwords > 102) x.fault(fmt::format("s_load writes s{}..s{} beyond the SGPR file", in.sdata, in.sdata + dwords - 1));
+  op->dst_reg = kSgprBase + in.sdata;
+  for (int k = 0; k < dwords; ++k) {
+    x.check_pending(kSgprBase + in.sdata + k, "second load into");
+    x.mark_pending(kSgprBase + in.sdata + k, op->pc);
+  }
+  x.issue(op);
+}
+
+void complete_global_op(Executor& x, PendingOp& op) {
+  Wave& w = x.wave();
+  if (op.kind == PendingOp::kScalarLoad) {
+    for (int k = 0; k < op.dwords; ++k) {
+      uint32_t v = 0;
+      if (op.valid[k]) std::memcpy(&v, reinterpret_cast<const void*>(op.saddr + 4 * k), 4);
+      x.clear_pending(op.dst_reg + k);
+      w.s[op.dst_reg - kSgprBase + k] = v;
+    }
+    return;
+  }
+  const uint64_t exec = op.exec;
+  if (op.kind == PendingOp::kGlobalStore) {
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1)) continue;
+      for (int k = 0; k < op.dwords; ++k) {
+        if (!op.valid[l * 4 + k]) continue;
+        const uint32_t v = op.data[l * 4 + k];
+        std::memcpy(reinterpret_cast<void*>(op.addr[l * 4 + k]), &v, op.elem_bytes);
+      }
+    }
+    return;
+  }
+  if (op.kind == PendingOp::kGlobalLoadToLds) {
+    // Each active lane's dwords land at M0 + lane * 4 (+ k * 256 for multi-dword forms), as
+    // the CDNA4 ISA "global/buffer load to LDS" describes (LDS_ADDR = M0 + inst_offset + TID*4).
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1)) continue;
+      for (int k = 0; k < op.dwords; ++k) {
+        uint32_t v = 0;
+        if (op.valid[l * 4 + k]) std::memcpy(&v, reinterpret_cast<const void*>(op.addr[l * 4 + k]), op.elem_bytes);
+        if (op.sign_extend && op.elem_bytes == 1) v = uint32_t(int32_t(int8_t(v)));
+        if (op.sign_extend && op.elem_bytes == 2) v = uint32_t(int32_t(int16_t(v)));
+        const uint64_t lds = uint64_t(op.lds_base) + uint64_t(l) * 4 * op.dwords + uint64_t(k) * 4;
+        std::memcpy(x.lds_ptr(lds, 4, l, true), &v, 4);
+      }
+    }
+    return;
+  }
+  // Register loads.
+  for (int k = 0; k < op.dwords; ++k) {
+    const uint32_t reg = op.dst_reg + k;
+    uint32_t* row = reg >= kAgprBase ? w.areg(reg - kAgprBase) : w.vreg(reg);
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1)) continue;
+      uint32_t v = 0;
+      if (op.valid[l * 4 + k]) std::memcpy(&v, reinterpret_cast<const void*>(op.addr[l * 4 + k]), op.elem_bytes);
+      if (op.sign_extend && op.elem_bytes == 1) v = uint32_t(int32_t(int8_t(v)));
+      if (op.sign_extend && op.elem_bytes == 2) v = uint32_t(int32_t(int16_t(v)));
+      if (op.d16 == 0) v = (row[l] & 0xFFFF0000u) | (v & 0xFFFF);
+      else if (op.d16 == 1) v = (row[l] & 0xFFFFu) | (v << 16);
+      row[l] = v;
+    }
+    x.clear_pending(reg);
+  }
+}
+
+}  // namespace zyfa::emu

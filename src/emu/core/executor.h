@@ -1,0 +1,127 @@
+// Executes the waves of one workgroup. Instruction families live in their own files
+// (exec_salu.cpp, exec_valu.cpp, exec_mfma.cpp, exec_smem.cpp, exec_vmem.cpp, exec_lds.cpp);
+// this class holds what they share: operand access, the in-flight memory model and the
+// hazard checks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emu/core/instruction.h"
+#include "emu/core/wave.h"
+#include "emu/emulator.h"
+#include "emu/loader/code_object.h"
+
+namespace zyfa::emu {
+
+// Register numbering of the scoreboards: VGPR n = n, AGPR n = 256 + n, SGPR n = 512 + n.
+constexpr uint32_t kAgprBase = 256, kSgprBase = 512;
+
+// What every workgroup of a dispatch shares (read-only during execution).
+struct DispatchContext {
+  const LoadedCodeObject* object = nullptr;
+  const KernelInfo* kernel = nullptr;
+  std::vector<MemoryRegion> regions;  // sorted by base
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+  uint32_t lds_bytes = 0;
+  uint64_t kernarg_address = 0, dispatch_ptr = 0;
+  uint64_t seed = 1;
+  uint64_t max_instructions_per_wave = 0;
+  TraceOptions trace;
+};
+
+class Executor {
+ public:
+  Executor(const DispatchContext& ctx, Workgroup& wg) : ctx_(ctx), wg_(wg) {}
+  // Runs every wave of the workgroup to s_endpgm; throws KernelFault.
+  void run();
+
+  // ---- shared helpers (used by the exec_*.cpp files) ----
+  [[noreturn]] void fault(const std::string& what) const;
+  Wave& wave() { return *w_; }
+  const Instruction& inst() const { return *in_; }
+  Rng& rng() { return wg_.rng; }
+
+  // Scalar operands (SOP*, SMEM offsets, VALU scalar sources).
+  uint32_t sread(uint16_t code);
+  uint64_t sread64(uint16_t code, bool f64 = false);
+  void swrite(uint16_t code, uint32_t value);
+  void swrite64(uint16_t code, uint64_t value);
+  // Vector operands: pointer to 64 lane values (a VGPR row, or `tmp` filled with a scalar).
+  enum class OpType { kB32, kF32, kF16, kF64, kB64 };
+  const uint32_t* vsrc(uint16_t code, uint32_t* tmp, OpType t = OpType::kB32);
+  // 64-bit vector operands as 64 values.
+  void vsrc64(uint16_t code, uint64_t* out, OpType t = OpType::kB64);
+  uint32_t* vdst(uint32_t vgpr);     // checks range, pending loads and MFMA hazards
+  uint32_t* adst(uint32_t agpr);
+  const uint32_t* vreg_read(uint32_t vgpr);  // checks range and pending loads
+  const uint32_t* areg_read(uint32_t agpr);
+
+  // Scoreboard.
+  void check_pending(uint32_t reg, const char* role);
+  void mark_pending(uint32_t reg, uint32_t pc);
+  void clear_pending(uint32_t reg);
+  PendingOp* new_op(PendingOp::Kind kind, Counter counter);
+  void issue(PendingOp* op);          // enqueue; may force the oldest to complete (counter full)
+  void complete(PendingOp* op);       // performs the memory side and writes registers
+  void complete_oldest(Counter c);
+  void wait_counts(uint32_t vmcnt, uint32_t lgkmcnt);
+  void drain_all();
+  void maybe_complete_random();
+
+  // Memory.
+  const MemoryRegion* region_for(uint64_t addr, uint64_t bytes, bool write) const;
+  void check_global(uint64_t addr, uint32_t bytes, bool write, int lane);
+  uint8_t* lds_ptr(uint64_t offset, uint32_t bytes, int lane, bool write);
+
+  // Hazards (wait states, see hazards.cpp).
+  void hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is_vmem_or_ds);
+  void hazard_before_instruction();
+
+  const DispatchContext& ctx() const { return ctx_; }
+
+ private:
+  void init_waves();
+  bool step(Wave& w);  // executes one instruction; false when the wave cannot continue now
+  void exec_salu();
+  void exec_sopp();
+  void exec_smem();
+  void exec_valu();
+  void exec_vop3p();
+  void exec_mfma();
+  void exec_mubuf();
+  void exec_flat();
+  void exec_ds();
+  void trace_instruction(const Wave& w, const Instruction& in, bool after);
+
+  const DispatchContext& ctx_;
+  Workgroup& wg_;
+  Wave* w_ = nullptr;
+  const Instruction* in_ = nullptr;
+  bool branch_taken_ = false;
+  uint64_t next_pc_ = 0;
+  friend struct ValuExec;
+  friend struct SaluExec;
+
+ public:
+  void set_next_pc(uint64_t pc) { next_pc_ = pc; branch_taken_ = true; }
+  uint64_t next_pc() const { return next_pc_; }
+};
+
+// Families implemented in exec_*.cpp as free functions over the executor.
+void execute_salu(Executor& x);
+void execute_sopp(Executor& x);
+void execute_smem(Executor& x);
+void execute_valu(Executor& x);
+void execute_vop3p(Executor& x);
+void execute_mfma(Executor& x);
+void execute_mubuf(Executor& x);
+void execute_flat(Executor& x);
+void execute_ds(Executor& x);
+void complete_lds_op(Executor& x, PendingOp& op);
+void complete_global_op(Executor& x, PendingOp& op);
+
+bool is_transcendental(uint16_t valu);
+
+}  // namespace zyfa::emu

@@ -1,0 +1,25 @@
+// Per-opcode facts the vector ALU needs beyond the encoding: operand width (for the
+// neg/abs/SDWA modifiers and inline constants), whether the result is a float that omod and
+// clamp apply to, and the comparison of each VOPC opcode. Derived once from the mnemonics of
+// isa_opcodes.cpp (the type suffix names the operand type: v_<op>_<dst>_<src>).
+#pragma once
+
+#include <cstdint>
+
+namespace zyfa::emu {
+
+enum class ValuType : uint8_t { kB32, kF32, kF16, kF64, kI64, kI16, kBF16, kOther };
+
+struct ValuOpInfo {
+  ValuType src = ValuType::kB32;   // type of the sources
+  ValuType dst = ValuType::kB32;   // type of the result
+  // VOPC only.
+  bool is_cmp = false, is_cmpx = false, is_class = false;
+  uint8_t cond = 0;  // f32/f16/f64: 0 f,1 lt,2 eq,3 le,4 gt,5 lg,6 ge,7 o,8 u,9 nge,10 nlg,11 ngt,12 nle,13 neq,14 nlt,15 tru
+                     // int: 0 f,1 lt,2 eq,3 le,4 gt,5 ne,6 ge,7 t
+  bool is_signed = false;
+};
+
+const ValuOpInfo& valu_op_info(uint16_t valu_op);
+
+}  // namespace zyfa::emu

@@ -1,0 +1,137 @@
+// State of one dispatch as the executor sees it: waves (64 lanes, SGPR/VGPR/AGPR files,
+// EXEC/VCC/SCC/M0/MODE), workgroups (LDS, barrier) and the memory operations still in flight.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emu/core/instruction.h"
+#include "emu/emulator.h"
+
+namespace zyfa::emu {
+
+class LoadedCodeObject;
+struct KernelInfo;
+
+constexpr int kLanes = 64;
+constexpr uint32_t kMaxLdsBytes = 160 * 1024;
+
+// Thrown by the executor; the dispatch stops and reports the message (with wave/PC context).
+struct KernelFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Deterministic per-workgroup random source (xorshift64*), seeded from the dispatch seed and
+// the workgroup id, so the interleaving never depends on thread timing.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1Dull;
+  }
+  uint32_t below(uint32_t n) { return static_cast<uint32_t>(next() % n); }
+};
+
+// Which s_waitcnt counter a memory operation decrements.
+enum class Counter : uint8_t { kVm, kLgkmLds, kLgkmSmem };
+
+// A memory operation issued but not yet complete. Loads read memory when they complete and
+// then write their registers; stores and LDS writes captured their data at issue and change
+// memory when they complete. Register numbers: VGPR n = n, AGPR n = 256 + n, SGPR n = 512 + n.
+struct PendingOp {
+  enum Kind : uint8_t {
+    kGlobalLoad, kGlobalStore, kLdsLoad, kLdsStore, kLdsAtomic, kScalarLoad, kGlobalLoadToLds,
+  };
+  Kind kind;
+  Counter counter;
+  uint8_t dwords = 1;         // per lane (loads and stores of whole dwords)
+  uint8_t elem_bytes = 4;     // 1/2/4: sub-dword loads/stores
+  bool sign_extend = false;   // sub-dword loads
+  int8_t d16 = -1;            // -1: full dword; 0: write low half, 1: high half (d16 loads)
+  uint16_t dst_reg = 0;       // first destination register (see numbering above)
+  uint16_t op = 0;            // DS opcode for LDS ops that compute (atomics, permutes)
+  uint64_t exec = 0;
+  uint64_t seq = 0;           // issue order, for diagnostics
+  uint32_t pc = 0;
+  // Per lane per dword: address (global byte address or LDS byte offset) and data.
+  // valid bit 0 of valid_mask[lane*dwords+k]: in range (buffer OOB components read 0/drop).
+  std::array<uint64_t, kLanes * 4> addr;
+  std::array<uint32_t, kLanes * 4> data;
+  std::array<uint32_t, kLanes * 4> data2;  // second operand (DS cmpst, mskor, ...)
+  std::array<uint8_t, kLanes * 4> valid;
+  std::array<uint32_t, 16> sdata;          // scalar loads: up to 16 dwords
+  uint64_t saddr = 0;
+  uint32_t lds_base = 0;                   // LDS destination (M0-based) of loads to LDS
+};
+
+struct MfmaWrite {
+  uint64_t clock = 0;   // wait-state clock at issue
+  uint16_t first = 0, count = 0;  // destination register range (numbering above)
+  uint8_t passes = 0;
+  bool valid = false;
+};
+
+struct Workgroup;
+
+struct Wave {
+  // SGPR file indexed by the 7-bit operand code: s0..s101, flat_scratch, xnack, VCC (106/107),
+  // ttmp (108-123), M0 (124), EXEC (126/127).
+  std::array<uint32_t, 128> s{};
+  std::vector<uint32_t> v;  // VGPRs, register-major: v[reg * 64 + lane]
+  std::vector<uint32_t> a;  // AGPRs, same layout
+  uint32_t num_vgprs = 0, num_agprs = 0, num_sgprs = 0;
+  bool scc = false;
+  uint32_t mode = 0;
+  uint64_t pc = 0;
+  bool done = false, at_barrier = false;
+  uint32_t id_in_group = 0;
+  Workgroup* wg = nullptr;
+  uint64_t instructions = 0, lane_instructions = 0;
+
+  // In-flight memory operations, oldest first per queue (SMEM completes in any order).
+  std::vector<PendingOp*> vm_queue, lds_queue, smem_set;
+  std::vector<PendingOp*> free_ops;
+  std::vector<std::unique_ptr<PendingOp>> op_storage;
+  uint64_t next_seq = 0;
+  // Outstanding writes per register (VGPR 0-255, AGPR 256-511, SGPR 512-639).
+  std::array<uint8_t, 640> pending_write{};
+  uint32_t pending_total = 0;
+  // The most recent pending op that will write each register (for messages).
+  std::array<uint32_t, 640> pending_pc{};
+
+  // Wait-state bookkeeping: `clock` advances by 1 per issued instruction, N+1 per s_nop N.
+  uint64_t clock = 0;
+  std::array<MfmaWrite, 512> mfma_write{};   // last MFMA writing each VGPR/AGPR
+  std::array<uint64_t, 512> mfma_srcc_read_until{};  // WAR window end per register (clock)
+  uint64_t last_mfma_clock = 0;
+  bool any_mfma = false;
+  std::array<uint64_t, 512> valu_vgpr_write_clock{};   // last VALU write of each VGPR/AGPR (+1)
+  std::array<uint64_t, 256> trans_vgpr_write_clock{};  // last transcendental write (+1)
+  std::array<uint64_t, 256> fwd1_write_clock{};  // writes needing 1 wait state before any read (+1)
+  std::array<uint64_t, 128> valu_sgpr_write_clock{};   // last VALU write of each SGPR (+1)
+  uint64_t valu_exec_write_clock = 0;                  // last VALU write of EXEC (+1)
+  uint64_t salu_m0_write_clock = 0;
+
+  uint64_t exec() const { return uint64_t(s[126]) | (uint64_t(s[127]) << 32); }
+  void set_exec(uint64_t e) { s[126] = uint32_t(e); s[127] = uint32_t(e >> 32); }
+  uint64_t vcc() const { return uint64_t(s[106]) | (uint64_t(s[107]) << 32); }
+  void set_vcc(uint64_t e) { s[106] = uint32_t(e); s[107] = uint32_t(e >> 32); }
+  uint32_t* vreg(uint32_t r) { return &v[size_t(r) * kLanes]; }
+  uint32_t* areg(uint32_t r) { return &a[size_t(r) * kLanes]; }
+};
+
+struct Workgroup {
+  uint32_t id[3] = {0, 0, 0};
+  uint64_t linear_id = 0;
+  std::vector<uint8_t> lds;
+  std::vector<std::unique_ptr<Wave>> waves;
+  Rng rng{1};
+};
+
+}  // namespace zyfa::emu

@@ -1,0 +1,173 @@
+// One dispatch: kernel arguments (explicit + hidden per the code object's metadata), the
+// dispatch packet, workgroups in a seeded random order spread over host threads, and the
+// first fault by workgroup id (deterministic whatever the thread timing).
+#include "emu/emulator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "emu/core/executor.h"
+#include "emu/loader/code_object.h"
+
+namespace zyfa::emu {
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64 finalizer
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Hidden arguments the HIP runtime appends after the explicit ones (LLVM AMDGPUUsage, code
+// object V5 metadata ".value_kind" hidden_*). Those not listed are zero.
+void fill_hidden(const KernelInfo& k, const Dispatch& d, std::vector<uint8_t>& ka) {
+  for (const KernelArg& a : k.args) {
+    if (a.value_kind.rfind("hidden_", 0) != 0 || a.offset < d.kernarg_size) continue;
+    if (a.offset + a.size > ka.size()) continue;
+    uint64_t v = 0;
+    const std::string& s = a.value_kind;
+    if (s == "hidden_block_count_x") v = d.grid[0];
+    else if (s == "hidden_block_count_y") v = d.grid[1];
+    else if (s == "hidden_block_count_z") v = d.grid[2];
+    else if (s == "hidden_group_size_x") v = d.block[0];
+    else if (s == "hidden_group_size_y") v = d.block[1];
+    else if (s == "hidden_group_size_z") v = d.block[2];
+    else if (s == "hidden_grid_dims") v = d.grid[2] > 1 ? 3 : d.grid[1] > 1 ? 2 : 1;
+    std::memcpy(ka.data() + a.offset, &v, std::min<uint32_t>(a.size, 8));
+  }
+}
+
+}  // namespace
+
+DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
+  DispatchResult result;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fail = [&](std::string msg) {
+    result.ok = false;
+    result.error = std::move(msg);
+    return result;
+  };
+  if (!d.object) return fail("no code object");
+  const KernelInfo* k = d.object->find_kernel(d.kernel);
+  if (!k) return fail(fmt::format("kernel '{}' is not in the code object", d.kernel));
+  const KernelDescriptor& kd = k->kd;
+  if (kd.wave32() || k->wavefront_size != 64) return fail(fmt::format("kernel {}: wave32 is not gfx950 compute", k->name));
+  if (kd.private_segment_fixed_size != 0 || kd.enable_private_segment())
+    return fail(fmt::format("kernel {}: uses a private (scratch) segment of {} bytes, which the emulator does not model",
+                            k->name, kd.private_segment_fixed_size));
+  for (int i = 0; i < 3; ++i)
+    if (d.grid[i] == 0 || d.block[i] == 0) return fail(fmt::format("kernel {}: empty grid or block", k->name));
+  const uint64_t threads = uint64_t(d.block[0]) * d.block[1] * d.block[2];
+  if (threads > 1024) return fail(fmt::format("kernel {}: {} work-items per workgroup (max 1024)", k->name, threads));
+  const uint64_t lds = uint64_t(kd.group_segment_fixed_size) + d.dynamic_lds_bytes;
+  if (lds > kMaxLdsBytes) return fail(fmt::format("kernel {}: {} bytes of LDS exceed the 160 KiB of a CU", k->name, lds));
+
+  // Kernel arguments: the caller's bytes, then hidden arguments, in a read-only region.
+  const size_t ka_size = std::max<size_t>({size_t(kd.kernarg_size), size_t(k->kernarg_segment_size), d.kernarg_size});
+  std::vector<uint8_t> kernarg((ka_size + 63) & ~size_t(63), 0);
+  if (d.kernarg_size) std::memcpy(kernarg.data(), d.kernarg, d.kernarg_size);
+  fill_hidden(*k, d, kernarg);
+
+  // hsa_kernel_dispatch_packet_t (64 bytes): workgroup and grid sizes for kernels that read them.
+  alignas(64) uint8_t packet[64] = {};
+  auto put16 = [&](int off, uint16_t v) { std::memcpy(packet + off, &v, 2); };
+  auto put32 = [&](int off, uint32_t v) { std::memcpy(packet + off, &v, 4); };
+  auto put64 = [&](int off, uint64_t v) { std::memcpy(packet + off, &v, 8); };
+  put16(2, uint16_t(d.grid[2] > 1 ? 3 : d.grid[1] > 1 ? 2 : 1));
+  put16(4, uint16_t(d.block[0]));
+  put16(6, uint16_t(d.block[1]));
+  put16(8, uint16_t(d.block[2]));
+  for (int i = 0; i < 3; ++i) put32(12 + 4 * i, d.grid[i] * d.block[i]);
+  put32(28, uint32_t(lds));
+  put64(40, reinterpret_cast<uint64_t>(kernarg.data()));
+
+  DispatchContext ctx;
+  ctx.object = d.object;
+  ctx.kernel = k;
+  ctx.regions = d.regions;
+  ctx.regions.push_back({reinterpret_cast<uint64_t>(kernarg.data()), kernarg.size(), false, "kernel arguments"});
+  ctx.regions.push_back({reinterpret_cast<uint64_t>(packet), sizeof(packet), false, "dispatch packet"});
+  ctx.regions.push_back({reinterpret_cast<uint64_t>(d.object->image().data()), d.object->image().size(), false,
+                         "code object"});
+  std::sort(ctx.regions.begin(), ctx.regions.end(), [](const MemoryRegion& a, const MemoryRegion& b) { return a.base < b.base; });
+  for (int i = 0; i < 3; ++i) { ctx.grid[i] = d.grid[i]; ctx.block[i] = d.block[i]; }
+  ctx.lds_bytes = uint32_t(lds);
+  ctx.kernarg_address = reinterpret_cast<uint64_t>(kernarg.data());
+  ctx.dispatch_ptr = reinterpret_cast<uint64_t>(packet);
+  ctx.seed = opt.seed;
+  ctx.max_instructions_per_wave = opt.max_instructions_per_wave;
+  ctx.trace = opt.trace;
+
+  // Workgroups in a random order (seeded), handed out to threads one at a time.
+  const uint64_t n = uint64_t(d.grid[0]) * d.grid[1] * d.grid[2];
+  std::vector<uint64_t> order(n);
+  for (uint64_t i = 0; i < n; ++i) order[i] = i;
+  Rng shuffle(mix(opt.seed));
+  for (uint64_t i = n; i > 1; --i) std::swap(order[i - 1], order[shuffle.next() % i]);
+
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> first_fault_id{UINT64_MAX};
+  std::mutex mu;
+  std::string first_fault;
+  std::atomic<uint64_t> waves{0}, instructions{0}, lane_instructions{0};
+
+  auto worker = [&] {
+    for (;;) {
+      const uint64_t i = next.fetch_add(1);
+      if (i >= n) return;
+      const uint64_t id = order[i];
+      if (id > first_fault_id.load()) continue;  // a lower workgroup already failed
+      Workgroup wg;
+      wg.linear_id = id;
+      wg.id[0] = uint32_t(id % d.grid[0]);
+      wg.id[1] = uint32_t((id / d.grid[0]) % d.grid[1]);
+      wg.id[2] = uint32_t(id / (uint64_t(d.grid[0]) * d.grid[1]));
+      wg.rng = Rng(mix(opt.seed ^ mix(id + 1)));
+      Executor ex(ctx, wg);
+      try {
+        ex.run();
+      } catch (const KernelFault& f) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (id < first_fault_id.load()) {
+          first_fault_id.store(id);
+          first_fault = f.what();
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (id < first_fault_id.load()) {
+          first_fault_id.store(id);
+          first_fault = fmt::format("kernel {}: emulator error: {}", k->name, e.what());
+        }
+      }
+      uint64_t ins = 0, lanes = 0;
+      for (const auto& w : wg.waves) { ins += w->instructions; lanes += w->lane_instructions; }
+      waves += wg.waves.size();
+      instructions += ins;
+      lane_instructions += lanes;
+    }
+  };
+  unsigned nthreads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  nthreads = unsigned(std::min<uint64_t>(nthreads, n));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < nthreads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  result.stats.workgroups = n;
+  result.stats.waves = waves;
+  result.stats.instructions = instructions;
+  result.stats.lane_instructions = lane_instructions;
+  result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (first_fault_id.load() != UINT64_MAX) return fail(first_fault);
+  result.ok = true;
+  return result;
+}
+
+}  // namespace zyfa::emu
