@@ -170,7 +170,9 @@ void gather_operand(const OpDesc& d, Elem fmt, const uint32_t* regs, bool is_a, 
   const int mn = is_a ? d.m : d.n;
   const int nregs = regs_for(d.per_lane, fmt);
   const int bits = mfma_layout::elem_bits(fmt);
-  const bool split = d.family == Family::F8F6F4 && mfma_layout::is_fp8(fmt);
+  // FP8 and FP6 operands of the f8f6f4 family hold two 16-element K chunks; FP4 holds 32
+  // consecutive K (mfma_layout.cpp).
+  const bool split = d.family == Family::F8F6F4 && fmt != Elem::E2M1;
   out.k = d.k;
   out.block = block;
   out.nblocks = d.k / block;

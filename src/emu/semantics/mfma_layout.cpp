@@ -1,22 +1,29 @@
 // MFMA register layouts, each confirmed against at least two public sources:
 //
 // Operands A and B (lane l, element e of the lane's register tuple; M = N = 16 or 32):
-//  - Every family except f8f6f4-with-FP8: lane l holds row (A) / column (B) l % M and the
-//    `per_lane` consecutive K indices starting at per_lane * (l / M). Sources: AMD matrix
-//    instruction calculator (gfx90a/gfx940 16x16x16 and 32x32x8 bf16/f16, 16x16x32 and 32x32x16
-//    fp8), the ROCm blog "Matrix Core Programming on AMD CDNA3 and CDNA4" (kernels for
+//  - Every family except f8f6f4 with FP8/FP6 operands: lane l holds row (A) / column (B) l % M
+//    and the `per_lane` consecutive K indices starting at per_lane * (l / M). Sources: AMD
+//    matrix instruction calculator (gfx90a/gfx940 16x16x16 and 32x32x8 bf16/f16, 16x16x32 and
+//    32x32x16 fp8), the ROCm blog "Matrix Core Programming on AMD CDNA3 and CDNA4" (kernels for
 //    16x16x16 f16: A + 4*(l/16) + 16*(l%16); 32x32x16 fp8: A + 8*(l/32) + 16*(l%32)), and
 //    gfx950-facts.md for the gfx950 double-K shapes (16x16x32 / 32x32x16 bf16/f16: 8 elements
-//    per lane at K = 8*(l/M)). The same contiguous rule holds for FP4 in the f8f6f4 family: the
-//    blog's 32x32x64 fp4 kernel loads 16 bytes (32 values) for lane l from row l%32 at byte
-//    16*(l/32), low nibble = lower K. FP6 (6 VGPRs, 32 values) is taken to follow the FP4 rule
-//    with 6-bit fields packed upwards — the register count matches LLVM's gfx950 MC/MCA tests
-//    (v[4:9] for cbsz/blgp 2 and 3) and the packing matches V_CVT_SCALEF32_PK32_FP6_F32 (field i
-//    at bits [6i+5:6i]); no second source pins the K order of FP6 operands (stated doubt).
-//  - f8f6f4 with an FP8 operand (32 bytes per lane in 8 VGPRs): bytes 0..15 hold K =
-//    16*(l/M) + b, bytes 16..31 hold K = K/2 + 16*(l/M) + (b-16). Sources: the ROCm blog's
-//    32x32x64 fp8 kernel (a_reg[i*16+j] = A[l%32][16*(l/32) + 32*i + j]) and gfx950-facts.md
-//    (rocjitsu input_loc, 16x16x128: 64 + 16g + (b-16)).
+//    per lane at K = 8*(l/M); the calculator's rule extended, not separately pinned by a second
+//    public source). FP4 in the f8f6f4 family follows the same rule with 32 values per lane:
+//    the blog's 32x32x64 fp4 kernel (lane l: row l%32, bytes 16*(l/32).., low nibble = lower K)
+//    and Triton's scaled-MFMA layout ("for mxfp4, these 32 elements are consecutive").
+//  - f8f6f4 with an FP8 or FP6 operand (32 values per lane in 8 or 6 VGPRs): values 0..15 hold
+//    K = 16*(l/M) + e, values 16..31 hold K = K/2 + 16*(l/M) + (e-16). Sources for FP8: the
+//    ROCm blog's 32x32x64 fp8 kernel (a_reg[i*16+j] = A[l%32][16*(l/32) + 32*i + j]),
+//    gfx950-facts.md (rocjitsu input_loc) and Triton's LinearLayoutConversions ("for
+//    mxfp6/mxfp8, there are 2 16-consecutive elements blocks"). FP6 rests on Triton's statement
+//    alone; its register count (6) matches LLVM's gfx950 MC/MCA tests (v[4:9] for cbsz/blgp 2
+//    and 3), and its values are packed upwards in 6-bit fields (value i at bits [6i+5:6i] of the
+//    tuple), as V_CVT_SCALEF32_PK32_FP6_F32 writes them.
+//
+// Scale operands (v_mfma_scale_*): the E8M0 scale of A row i for K block p (32 values) is in
+// lane i + M*p (B: column j, lane j + N*p). Sources: gfx950-facts.md (ROCm blog, rocjitsu,
+// LLVM tests) and Triton's chooseScaledMfmaScaleLayout (16x16: lane bits 0-3 -> row, bits 4-5
+// -> K block; 32x32: lane bits 0-4 -> row, bit 5 -> K block).
 //
 // Output D (and C), single-block 16x16 and 32x32:
 //  - 16x16: D[i][j] in register i%4 of lane 16*(i/4) + j. Sources: matrix instruction

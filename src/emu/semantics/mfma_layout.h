@@ -26,15 +26,15 @@ inline uint32_t extract(const uint32_t* lane_regs, int bits, int index) {
 }
 
 // Row of A (or column of B) and K index of element `e` held by `lane`, for an operand of a
-// `mn` x `k` (or `k` x `mn`) block where each lane holds `per_lane` elements. `fp8_split` is
-// the 32-elements-per-lane FP8 layout of the f8f6f4 family (two 16-element chunks).
+// `mn` x `k` (or `k` x `mn`) block where each lane holds `per_lane` elements. `chunked` is
+// the FP8/FP6 layout of the f8f6f4 family (two 16-element K chunks per lane).
 struct Pos {
   int mn;
   int k;
 };
-inline Pos operand_pos(int mn, int k, int per_lane, bool fp8_split, int lane, int e) {
+inline Pos operand_pos(int mn, int k, int per_lane, bool chunked, int lane, int e) {
   const int group = lane / mn;
-  if (fp8_split) return {lane % mn, (e / 16) * (k / 2) + 16 * group + e % 16};
+  if (chunked) return {lane % mn, (e / 16) * (k / 2) + 16 * group + e % 16};
   return {lane % mn, per_lane * group + e};
 }
 

@@ -86,19 +86,19 @@ inline uint32_t random_code(Fmt f, std::mt19937_64& rng) {
 struct Shape {
   int m, n, k;
   int per_lane;      // elements of A/B per lane
-  bool fp8_split_a;  // f8f6f4 with an FP8 operand: two 16-element chunks per lane
-  bool fp8_split_b;
+  bool chunked_a;  // f8f6f4 with an FP8 or FP6 operand: two 16-element K chunks per lane
+  bool chunked_b;
 };
 
 // Documented operand layout, written as "where does logical element (row, k) live":
 //  contiguous: lane = row + M * (k / per_lane), element = k % per_lane;
-//  f8f6f4 FP8: element b < 16 holds k = 16g + b, b >= 16 holds k = K/2 + 16g + (b - 16), with
-//  g = lane / M.
+//  f8f6f4 FP8/FP6: element b < 16 holds k = 16g + b, b >= 16 holds k = K/2 + 16g + (b - 16),
+//  with g = lane / M (FP4 is contiguous).
 struct Home {
   int lane, element;
 };
-inline Home operand_home(int mn, int k_dim, int per_lane, bool split, int row, int k) {
-  if (split) {
+inline Home operand_home(int mn, int k_dim, int per_lane, bool chunked, int row, int k) {
+  if (chunked) {
     const int half = k_dim / 2;
     const int chunk = k / half;
     const int within = k % half;
@@ -150,13 +150,13 @@ struct Operands {
     creg.assign(64 * d_regs, 0);
     for (int i = 0; i < s.m; ++i) {
       for (int k = 0; k < s.k; ++k) {
-        const Home h = operand_home(s.m, s.k, s.per_lane, s.fp8_split_a, i, k);
+        const Home h = operand_home(s.m, s.k, s.per_lane, s.chunked_a, i, k);
         put_element(&a[h.lane * a_regs], fmt_bits(fa), h.element, a_code[i * s.k + k]);
       }
     }
     for (int k = 0; k < s.k; ++k) {
       for (int j = 0; j < s.n; ++j) {
-        const Home h = operand_home(s.n, s.k, s.per_lane, s.fp8_split_b, j, k);
+        const Home h = operand_home(s.n, s.k, s.per_lane, s.chunked_b, j, k);
         put_element(&b[h.lane * b_regs], fmt_bits(fb), h.element, b_code[k * s.n + j]);
       }
     }

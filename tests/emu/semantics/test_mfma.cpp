@@ -58,12 +58,11 @@ uint32_t format_field(Fmt f) {
   }
 }
 
-bool is_fp8(Fmt f) { return f == Fmt::E4M3 || f == Fmt::E5M2; }
 
 // Operands for one op and format pair, all zero codes and zero C, scales 1.0 (127).
 Operands make_operands(const OpCase& oc, Fmt fa, Fmt fb) {
   Operands o;
-  o.shape = {oc.m, oc.n, oc.k, oc.per_lane, oc.f8f6f4 && is_fp8(fa), oc.f8f6f4 && is_fp8(fb)};
+  o.shape = {oc.m, oc.n, oc.k, oc.per_lane, oc.f8f6f4 && fa != Fmt::E2M1, oc.f8f6f4 && fb != Fmt::E2M1};
   o.fa = fa;
   o.fb = fb;
   o.a_regs = oc.per_lane * fmt_bits(fa) / 32;
