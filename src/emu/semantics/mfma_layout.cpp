@@ -7,8 +7,9 @@
 //    32x32x16 fp8), the ROCm blog "Matrix Core Programming on AMD CDNA3 and CDNA4" (kernels for
 //    16x16x16 f16: A + 4*(l/16) + 16*(l%16); 32x32x16 fp8: A + 8*(l/32) + 16*(l%32)), and
 //    gfx950-facts.md for the gfx950 double-K shapes (16x16x32 / 32x32x16 bf16/f16: 8 elements
-//    per lane at K = 8*(l/M); the calculator's rule extended, not separately pinned by a second
-//    public source). FP4 in the f8f6f4 family follows the same rule with 32 values per lane:
+//    per lane at K = 8*(l/M)), which is also Triton's general MFMA operand rule
+//    (mfmaDotToLinearLayout: each lane holds kWidth consecutive K values, lanes run along M/N
+//    first and then along K; one instruction tile covers K = kWidth * 64 / M). FP4 in the f8f6f4 family follows the same rule with 32 values per lane:
 //    the blog's 32x32x64 fp4 kernel (lane l: row l%32, bytes 16*(l/32).., low nibble = lower K)
 //    and Triton's scaled-MFMA layout ("for mxfp4, these 32 elements are consecutive").
 //  - f8f6f4 with an FP8 or FP6 operand (32 values per lane in 8 or 6 VGPRs): values 0..15 hold
