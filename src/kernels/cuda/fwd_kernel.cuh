@@ -55,6 +55,14 @@ struct FwdConfig {
   static constexpr int kThreads = 384;
   static constexpr float kRescaleThreshold = kFp8 ? 0.125f : (kDqk == 128 ? 0.5f : 8.0f);
   static constexpr bool kLeanP = kFp8 && kDqk == 128;
+  // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 instead of
+  // 1, so values down to 2^-14 of it stay normal e4m3 (instead of 2^-6) and underflow starts
+  // 8 binades lower. Hopper has no scaled MMA for the reference design's per-block scaling;
+  // this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 < 448) and cancels exactly in
+  // O / rowsum, since the row sum comes from the same P. BF16 P needs no shift.
+  static constexpr float kPShift = kFp8 ? 8.0f : 0.0f;
+  // Half the minimum of 8 (2^f - 1 - f) over [0, 1): centres lean P's code error.
+  static constexpr float kLeanCentre = static_cast<float>(4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977));
 
   // Shared-memory layout (offsets from a 1024-byte-aligned base).
   static constexpr int kOffQ = 0;
@@ -384,11 +392,13 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           }
         }
         if constexpr (Cfg::kLeanP) {
-          // e4m3 code of 2^x is ~ 8x + 56: one multiply-add puts round-to-nearest-even of it
-          // in the low mantissa bits of (1.5 * 2^23 + code); the max clamps codes below 0.
+          // The e4m3 code of 2^x is ~ 8x + 56 (+ kLeanCentre, which centres the error of the
+          // linear approximation): one multiply-add puts round-to-nearest-even of it in the low
+          // mantissa bits of (1.5 * 2^23 + code); the max clamps codes below 0.
           constexpr float kMagic = 12582912.0f;
+          constexpr float kBias = kMagic + 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanCentre;
           const float a = 8.0f * scale;
-          const float b[2] = {kMagic + 56.0f - 8.0f * row_max[0], kMagic + 56.0f - 8.0f * row_max[1]};
+          const float b[2] = {kBias - 8.0f * row_max[0], kBias - 8.0f * row_max[1]};
 #pragma unroll
           for (int j = 0; j < kAcc / 4; ++j) {
 #pragma unroll
@@ -401,7 +411,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           for (int j = 0; j < kAcc / 4; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              s_acc[4 * j + e] = ex2(fmaf(s_acc[4 * j + e], scale, -row_max[e >> 1]));
+              s_acc[4 * j + e] = ex2(fmaf(s_acc[4 * j + e], scale, Cfg::kPShift - row_max[e >> 1]));
             }
           }
         }
@@ -538,7 +548,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           *reinterpret_cast<uint32_t*>(out + 8 * j) = v;
         }
         if (args.lse != nullptr && (lane % 4) == 0) {
-          const float lse2 = row_max[r] + __log2f(total[r]);
+          const float lse2 = row_max[r] - Cfg::kPShift + __log2f(total[r]);
           args.lse[(static_cast<int64_t>(tc.b) * args.heads + tc.h) * args.seqlen + q_row[r]] =
               lse2 * 0.69314718055994530942f;
         }

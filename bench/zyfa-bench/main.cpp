@@ -1,0 +1,526 @@
+// zyfa-bench: causal prefill attention throughput (and sampled accuracy) of ZYFA, compared in
+// the same run with cuDNN's SDPA forward on the cuda backend.
+//
+// Protocol (per configuration): warm-up calls (500 by default), then --runs runs of --iters
+// calls each timed with CUDA events (host clock on cpu/emu); the kernel order rotates from run
+// to run; the reported time is the mean over runs of each run's mean. Before configurations
+// with S >= 16K the GPU idles --idle seconds so every kernel starts from similar clocks.
+// Throughput = B * H * S^2 * (d_qk + d_v) / time (the FLOPs of causal attention).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zyfa/version.h"
+#include "zyfa/zyfa.h"
+#include "zyfa_build_config.h"
+
+#if ZYFA_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cudnn_sdpa.h"
+#include "device_fill.h"
+#include "sampled_error.h"
+#endif
+
+namespace zyfa::bench {
+namespace {
+
+struct Options {
+  std::string backend = "cuda";
+  std::vector<std::string> dtypes = {"bf16", "fp8"};
+  std::vector<int64_t> dqk = {128, 192};
+  std::vector<int64_t> gqa = {1, 4};
+  std::vector<int64_t> seqlens;  // default per backend
+  int64_t batch = 1;
+  int64_t heads = 0;  // 0: max(32, 262144 / S) on cuda/hip, 2 on cpu/emu
+  int warmup = 500, iters = 100, runs = 3;
+  double idle_s = 2.0;
+  bool cudnn = true;
+  bool check = false;
+  std::string json;
+};
+
+[[noreturn]] void usage(const char* msg) {
+  std::fprintf(stderr,
+               "%s\nusage: zyfa-bench [--backend cuda|cpu|emu|hip] [--dtype bf16,fp8] [--d 128,192]\n"
+               "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
+               "  [--runs N] [--idle SECONDS] [--no-cudnn] [--check] [--json FILE]\n",
+               msg);
+  std::exit(2);
+}
+
+template <class T>
+std::vector<T> parse_list(const std::string& s) {
+  std::vector<T> v;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t comma = s.find(',', pos);
+    const std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!item.empty()) {
+      if constexpr (std::is_same_v<T, std::string>) {
+        v.push_back(item);
+      } else {
+        char* end = nullptr;
+        const long long x = std::strtoll(item.c_str(), &end, 10);
+        if (*end == 'K' || *end == 'k') {
+          v.push_back(static_cast<T>(x * 1024));
+        } else if (*end != '\0') {
+          usage(("not a number: " + item).c_str());
+        } else {
+          v.push_back(static_cast<T>(x));
+        }
+      }
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+      return argv[++i];
+    };
+    if (a == "--backend") o.backend = next();
+    else if (a == "--dtype") o.dtypes = parse_list<std::string>(next());
+    else if (a == "--d") o.dqk = parse_list<int64_t>(next());
+    else if (a == "--gqa") o.gqa = parse_list<int64_t>(next());
+    else if (a == "--seqlen") o.seqlens = parse_list<int64_t>(next());
+    else if (a == "--batch") o.batch = std::stoll(next());
+    else if (a == "--heads") o.heads = std::stoll(next());
+    else if (a == "--warmup") o.warmup = std::stoi(next());
+    else if (a == "--iters") o.iters = std::stoi(next());
+    else if (a == "--runs") o.runs = std::stoi(next());
+    else if (a == "--idle") o.idle_s = std::stod(next());
+    else if (a == "--no-cudnn") o.cudnn = false;
+    else if (a == "--check") o.check = true;
+    else if (a == "--json") o.json = next();
+    else if (a == "--help" || a == "-h") usage("");
+    else usage(("unknown flag " + a).c_str());
+  }
+  const bool gpu = o.backend == "cuda" || o.backend == "hip";
+  if (o.seqlens.empty()) {
+    o.seqlens = gpu ? std::vector<int64_t>{2048, 4096, 8192, 16384, 32768} : std::vector<int64_t>{128, 256, 512};
+  }
+  if (o.iters < 1 || o.runs < 1 || o.warmup < 0) usage("--iters and --runs must be >= 1, --warmup >= 0");
+  return o;
+}
+
+struct Config {
+  zyfa_dtype_t dtype;
+  int64_t batch, seqlen, heads, heads_k, d_qk, d_v;
+  std::string name() const {
+    return fmt::format("{}_D{}{}_{}_S{}_B{}_H{}", dtype == ZYFA_DTYPE_BF16 ? "Bf16" : "Fp8", d_qk,
+                       d_v == d_qk ? "" : fmt::format("v{}", d_v),
+                       heads == heads_k ? "Mha" : fmt::format("Gqa{}", heads / heads_k), seqlen, batch, heads);
+  }
+  double flops() const {
+    return double(batch) * double(heads) * double(seqlen) * double(seqlen) * double(d_qk + d_v);
+  }
+};
+
+struct Kernel {
+  std::string name;
+  std::function<bool()> call;  // one forward on the bench stream
+  std::string note;            // e.g. output format
+  std::vector<double> run_ms;  // per-run mean time of one call
+  double rel_rms = -1.0, max_abs = -1.0;  // sampled error vs fp64 (--check)
+};
+
+struct Result {
+  Config cfg;
+  std::string backend;
+  std::vector<Kernel> kernels;
+};
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / double(v.size());
+}
+
+// Times every kernel: warm-up, then runs with a rotating kernel order. timer(kernel, n) runs
+// n calls and returns the mean milliseconds per call.
+bool time_kernels(std::vector<Kernel>& ks, const Options& o,
+                  const std::function<double(Kernel&, int)>& timer) {
+  for (Kernel& k : ks) {
+    for (int i = 0; i < o.warmup; ++i) {
+      if (!k.call()) return false;
+    }
+  }
+  for (int r = 0; r < o.runs; ++r) {
+    for (size_t j = 0; j < ks.size(); ++j) {
+      Kernel& k = ks[(j + r) % ks.size()];
+      const double ms = timer(k, o.iters);
+      if (ms < 0) return false;
+      k.run_ms.push_back(ms);
+    }
+  }
+  return true;
+}
+
+void print_result(const Result& r) {
+  for (const Kernel& k : r.kernels) {
+    const double ms = mean(k.run_ms);
+    double lo = 1e30, hi = 0;
+    for (double x : k.run_ms) lo = std::min(lo, x), hi = std::max(hi, x);
+    std::string err = k.rel_rms >= 0 ? fmt::format("  rel_rms {:.3e} max_abs {:.3e}", k.rel_rms, k.max_abs) : "";
+    std::printf("%-34s %-8s %9.3f ms  %7.1f TFLOP/s  (runs %.3f..%.3f ms)%s%s\n", r.cfg.name().c_str(),
+                k.name.c_str(), ms, r.cfg.flops() / (ms * 1e-3) / 1e12, lo, hi, err.c_str(),
+                k.note.empty() ? "" : ("  [" + k.note + "]").c_str());
+  }
+  if (r.kernels.size() == 2 && !r.kernels[0].run_ms.empty() && !r.kernels[1].run_ms.empty()) {
+    std::printf("%-34s speedup zyfa / %s: %.3fx\n", r.cfg.name().c_str(), r.kernels[1].name.c_str(),
+                mean(r.kernels[1].run_ms) / mean(r.kernels[0].run_ms));
+  }
+  std::fflush(stdout);
+}
+
+std::vector<Config> configs(const Options& o) {
+  std::vector<Config> v;
+  const bool gpu = o.backend == "cuda" || o.backend == "hip";
+  for (const std::string& dt : o.dtypes) {
+    for (int64_t d : o.dqk) {
+      for (int64_t g : o.gqa) {
+        for (int64_t s : o.seqlens) {
+          Config c;
+          c.dtype = dt == "fp8" ? ZYFA_DTYPE_FP8_E4M3 : ZYFA_DTYPE_BF16;
+          if (dt != "fp8" && dt != "bf16") usage(("unknown dtype " + dt).c_str());
+          c.batch = o.batch;
+          c.seqlen = s;
+          c.heads = o.heads > 0 ? o.heads : (gpu ? std::max<int64_t>(32, 262144 / s) : 2 * g);
+          c.heads_k = c.heads / g;
+          if (c.heads_k < 1 || c.heads % g != 0) usage("heads must be a multiple of the GQA ratio");
+          c.d_qk = d;
+          c.d_v = 128;
+          v.push_back(c);
+        }
+      }
+    }
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------- host backends (cpu, emu)
+
+uint16_t to_bf16(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return static_cast<uint16_t>((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
+}
+
+bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const Options& o, Result* res) {
+  std::mt19937_64 rng(0x5eed ^ static_cast<uint64_t>(c.seqlen));
+  std::normal_distribution<float> dist(0.0f, 0.1f);
+  auto gaussian = [&](int64_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+  };
+  const int64_t nq = c.batch * c.seqlen * c.heads * c.d_qk, nk = c.batch * c.seqlen * c.heads_k * c.d_qk,
+                nv = c.batch * c.seqlen * c.heads_k * c.d_v;
+  const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
+  std::vector<uint8_t> q(nq * (fp8 ? 1 : 2)), k(nk * (fp8 ? 1 : 2)), v(nv * (fp8 ? 1 : 2));
+  float descale[3] = {1, 1, 1};
+  std::vector<uint8_t>* bufs[3] = {&q, &k, &v};
+  const int64_t counts[3] = {nq, nk, nv};
+  const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
+  const int64_t dims[3] = {c.d_qk, c.d_qk, c.d_v};
+  for (int t = 0; t < 3; ++t) {
+    std::vector<float> x = gaussian(counts[t]);
+    if (!fp8) {
+      for (int64_t i = 0; i < counts[t]; ++i) {
+        const uint16_t b = to_bf16(x[i]);
+        std::memcpy(bufs[t]->data() + 2 * i, &b, 2);
+      }
+      continue;
+    }
+    zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
+    qd.src = zyfa_tensor_bshd(x.data(), ZYFA_DTYPE_FP32, c.batch, c.seqlen, heads[t], dims[t]);
+    qd.dst = zyfa_tensor_bshd(bufs[t]->data(), ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, heads[t], dims[t]);
+    qd.descale = &descale[t];
+    qd.backend = backend;
+    if (zyfa_fp8_quantize(h, &qd) != ZYFA_STATUS_SUCCESS) {
+      std::fprintf(stderr, "%s: quantize: %s\n", c.name().c_str(), zyfa_last_error());
+      return false;
+    }
+  }
+  std::vector<uint16_t> out(c.batch * c.seqlen * c.heads * c.d_v);
+  zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
+  d.q = zyfa_tensor_bshd(q.data(), c.dtype, c.batch, c.seqlen, c.heads, c.d_qk);
+  d.k = zyfa_tensor_bshd(k.data(), c.dtype, c.batch, c.seqlen, c.heads_k, c.d_qk);
+  d.v = zyfa_tensor_bshd(v.data(), c.dtype, c.batch, c.seqlen, c.heads_k, c.d_v);
+  d.out = zyfa_tensor_bshd(out.data(), ZYFA_DTYPE_BF16, c.batch, c.seqlen, c.heads, c.d_v);
+  if (fp8) {
+    d.q_descale = zyfa_descale_host(descale[0]);
+    d.k_descale = zyfa_descale_host(descale[1]);
+    d.v_descale = zyfa_descale_host(descale[2]);
+  }
+  d.backend = backend;
+  res->kernels.push_back(Kernel{"zyfa", [&]() {
+                                  if (zyfa_fwd(h, &d) == ZYFA_STATUS_SUCCESS) return true;
+                                  std::fprintf(stderr, "zyfa_fwd: %s\n", zyfa_last_error());
+                                  return false;
+                                }});
+  Options ho = o;
+  ho.warmup = std::min(o.warmup, 1);
+  return time_kernels(res->kernels, ho, [](Kernel& k, int n) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i)
+      if (!k.call()) return -1.0;
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n;
+  });
+}
+
+#if ZYFA_HAVE_CUDA
+// ---------------------------------------------------------------- cuda backend
+
+#define BENCH_CUDA(expr)                                                                   \
+  do {                                                                                     \
+    const cudaError_t e_ = (expr);                                                         \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_));                    \
+      return false;                                                                        \
+    }                                                                                      \
+  } while (0)
+
+struct DeviceMem {
+  std::vector<void*> ptrs;
+  ~DeviceMem() {
+    for (void* p : ptrs) cudaFree(p);
+  }
+  void* alloc(size_t bytes) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) return nullptr;
+    ptrs.push_back(p);
+    return p;
+  }
+};
+
+bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t stream, Result* res) {
+  DeviceMem mem;
+  const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
+  const size_t elem = fp8 ? 1 : 2;
+  const int64_t nq = c.batch * c.seqlen * c.heads * c.d_qk, nk = c.batch * c.seqlen * c.heads_k * c.d_qk,
+                nv = c.batch * c.seqlen * c.heads_k * c.d_v, no = c.batch * c.seqlen * c.heads * c.d_v;
+  void* q = mem.alloc(nq * elem);
+  void* k = mem.alloc(nk * elem);
+  void* v = mem.alloc(nv * elem);
+  void* out = mem.alloc(no * 2);
+  void* out_ref = mem.alloc(no * 2);
+  float* descales = static_cast<float*>(mem.alloc(3 * sizeof(float)));
+  if (!q || !k || !v || !out || !out_ref || !descales) {
+    std::fprintf(stderr, "%s: device allocation failed\n", c.name().c_str());
+    return false;
+  }
+  // Gaussian inputs (std 0.1); FP8 through zyfa_fp8_quantize (power-of-two descales on device).
+  void* bufs[3] = {q, k, v};
+  const int64_t counts[3] = {nq, nk, nv};
+  const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
+  const int64_t dims[3] = {c.d_qk, c.d_qk, c.d_v};
+  void* staging = fp8 ? mem.alloc(std::max({nq, nk, nv}) * 2) : nullptr;
+  for (int t = 0; t < 3; ++t) {
+    const uint64_t seed = 0x9e3779b97f4a7c15ull * (t + 1) ^ static_cast<uint64_t>(c.seqlen * 131 + c.heads);
+    if (!fp8) {
+      BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(bufs[t]), counts[t], seed, 0.1f, stream));
+      continue;
+    }
+    BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(staging), counts[t], seed, 0.1f, stream));
+    zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
+    qd.src = zyfa_tensor_bshd(staging, ZYFA_DTYPE_BF16, c.batch, c.seqlen, heads[t], dims[t]);
+    qd.dst = zyfa_tensor_bshd(bufs[t], ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, heads[t], dims[t]);
+    qd.descale = descales + t;
+    qd.stream = stream;
+    qd.backend = ZYFA_BACKEND_CUDA;
+    if (zyfa_fp8_quantize(h, &qd) != ZYFA_STATUS_SUCCESS) {
+      std::fprintf(stderr, "%s: quantize: %s\n", c.name().c_str(), zyfa_last_error());
+      return false;
+    }
+  }
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+
+  zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
+  d.q = zyfa_tensor_bshd(q, c.dtype, c.batch, c.seqlen, c.heads, c.d_qk);
+  d.k = zyfa_tensor_bshd(k, c.dtype, c.batch, c.seqlen, c.heads_k, c.d_qk);
+  d.v = zyfa_tensor_bshd(v, c.dtype, c.batch, c.seqlen, c.heads_k, c.d_v);
+  d.out = zyfa_tensor_bshd(out, ZYFA_DTYPE_BF16, c.batch, c.seqlen, c.heads, c.d_v);
+  if (fp8) {
+    d.q_descale = zyfa_descale_device(descales);
+    d.k_descale = zyfa_descale_device(descales + 1);
+    d.v_descale = zyfa_descale_device(descales + 2);
+  }
+  d.stream = stream;
+  d.backend = ZYFA_BACKEND_CUDA;
+  if (zyfa_fwd_prepare(h, &d) != ZYFA_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: zyfa_fwd_prepare: %s\n", c.name().c_str(), zyfa_last_error());
+    return false;
+  }
+  res->kernels.push_back(Kernel{"zyfa", [&]() {
+                                  if (zyfa_fwd(h, &d) == ZYFA_STATUS_SUCCESS) return true;
+                                  std::fprintf(stderr, "zyfa_fwd: %s\n", zyfa_last_error());
+                                  return false;
+                                }});
+  std::unique_ptr<CudnnSdpa> cudnn;
+  if (o.cudnn) {
+    SdpaShape s{fp8, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, 0.0f};
+    SdpaBuffers b{q, k, v, out_ref, descales, descales + 1, descales + 2};
+    std::string why;
+    cudnn = make_cudnn_sdpa(s, b, &why);
+    if (cudnn) {
+      CudnnSdpa* p = cudnn.get();
+      res->kernels.push_back(Kernel{"cudnn", [p, stream]() {
+                                      if (p->run(stream)) return true;
+                                      std::fprintf(stderr, "cudnn: %s\n", p->error().c_str());
+                                      return false;
+                                    },
+                                    p->out_is_fp8() ? "FP8 output" : "BF16 output"});
+    } else {
+      std::printf("%-34s cudnn    not run: %s\n", c.name().c_str(), why.c_str());
+    }
+  }
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  const bool ok = time_kernels(res->kernels, o, [&](Kernel& kr, int n) {
+    cudaEventRecord(e0, stream);
+    for (int i = 0; i < n; ++i)
+      if (!kr.call()) return -1.0;
+    cudaEventRecord(e1, stream);
+    if (cudaEventSynchronize(e1) != cudaSuccess) return -1.0;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    return double(ms) / n;
+  });
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (!ok) return false;
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  BENCH_CUDA(cudaGetLastError());
+  if (o.check) {
+    SampledInputs in{q, k, v, descales, fp8, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v};
+    for (Kernel& kr : res->kernels) {
+      const bool out_fp8 = kr.name == "cudnn" && cudnn && cudnn->out_is_fp8();
+      const SampledError e = sampled_error(in, kr.name == "zyfa" ? out : out_ref, out_fp8);
+      kr.rel_rms = e.rel_rms;
+      kr.max_abs = e.max_abs;
+    }
+  }
+  return true;
+}
+#endif
+
+void write_json(const Options& o, const std::vector<Result>& results, const std::string& device,
+                const std::string& cudnn_ver) {
+  std::FILE* f = std::fopen(o.json.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "cannot write %s\n", o.json.c_str());
+    return;
+  }
+  fmt::print(f, "{{\n  \"device\": \"{}\",\n  \"cudnn\": \"{}\",\n  \"zyfa\": \"{}\",\n", device, cudnn_ver,
+             ZYFA_VERSION_STRING);
+  fmt::print(f, "  \"protocol\": {{\"warmup\": {}, \"iters\": {}, \"runs\": {}, \"idle_s\": {}}},\n", o.warmup,
+             o.iters, o.runs, o.idle_s);
+  fmt::print(f, "  \"results\": [\n");
+  bool first = true;
+  for (const Result& r : results) {
+    for (const Kernel& k : r.kernels) {
+      const double ms = mean(k.run_ms);
+      std::string runs;
+      for (double x : k.run_ms) runs += fmt::format("{}{:.5f}", runs.empty() ? "" : ", ", x);
+      fmt::print(f,
+                 "{}    {{\"config\": \"{}\", \"backend\": \"{}\", \"kernel\": \"{}\", \"dtype\": \"{}\", "
+                 "\"batch\": {}, \"seqlen\": {}, \"heads\": {}, \"heads_k\": {}, \"d_qk\": {}, \"d_v\": {}, "
+                 "\"time_ms\": {:.5f}, \"run_ms\": [{}], \"tflops\": {:.2f}, \"rel_rms\": {}, \"max_abs\": {}, "
+                 "\"note\": \"{}\"}}",
+                 first ? "" : ",\n", r.cfg.name(), r.backend, k.name,
+                 r.cfg.dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8", r.cfg.batch, r.cfg.seqlen, r.cfg.heads,
+                 r.cfg.heads_k, r.cfg.d_qk, r.cfg.d_v, ms, runs, r.cfg.flops() / (ms * 1e-3) / 1e12,
+                 k.rel_rms >= 0 ? fmt::format("{:.4e}", k.rel_rms) : "null",
+                 k.max_abs >= 0 ? fmt::format("{:.4e}", k.max_abs) : "null", k.note);
+      first = false;
+    }
+  }
+  fmt::print(f, "\n  ]\n}}\n");
+  std::fclose(f);
+}
+
+int main_impl(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  zyfa_backend_t backend;
+  if (o.backend == "cuda") backend = ZYFA_BACKEND_CUDA;
+  else if (o.backend == "cpu") backend = ZYFA_BACKEND_CPU;
+  else if (o.backend == "emu") backend = ZYFA_BACKEND_EMU;
+  else if (o.backend == "hip") backend = ZYFA_BACKEND_HIP;
+  else usage(("unknown backend " + o.backend).c_str());
+  zyfa_handle_t h = nullptr;
+  if (zyfa_create(&h) != ZYFA_STATUS_SUCCESS || zyfa_backend_query(h, backend, nullptr) != ZYFA_STATUS_SUCCESS) {
+    std::fprintf(stderr, "backend %s not usable: %s\n", o.backend.c_str(), zyfa_last_error());
+    return 1;
+  }
+  std::string device = o.backend, cudnn_ver;
+#if ZYFA_HAVE_CUDA
+  cudaStream_t stream = nullptr;
+  if (backend == ZYFA_BACKEND_CUDA) {
+    cudaDeviceProp prop{};
+    int dev = 0, driver = 0;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&prop, dev);
+    cudaDriverGetVersion(&driver);
+    device = fmt::format("{} ({} SMs), CUDA driver {}.{}", prop.name, prop.multiProcessorCount, driver / 1000,
+                         driver % 1000 / 10);
+    cudnn_ver = o.cudnn ? cudnn_version() : "";
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  }
+#endif
+  if (backend == ZYFA_BACKEND_HIP) {
+    std::fprintf(stderr, "--backend hip: this zyfa-bench was built without the HIP runtime for device buffers\n");
+    return 1;
+  }
+  std::printf("device: %s%s\nprotocol: %d warm-up calls, %d runs x %d calls, rotated order, idle %.1f s before S >= 16K\n",
+              device.c_str(), cudnn_ver.empty() ? "" : (", cuDNN " + cudnn_ver).c_str(), o.warmup, o.runs,
+              o.iters, o.idle_s);
+  std::vector<Result> results;
+  bool all_ok = true;
+  for (const Config& c : configs(o)) {
+    Result r;
+    r.cfg = c;
+    r.backend = o.backend;
+    if (c.seqlen >= 16384 && o.idle_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.idle_s));
+    }
+    bool ok = false;
+#if ZYFA_HAVE_CUDA
+    if (backend == ZYFA_BACKEND_CUDA) ok = bench_cuda(h, c, o, stream, &r);
+#endif
+    if (backend == ZYFA_BACKEND_CPU || backend == ZYFA_BACKEND_EMU) ok = bench_host(h, backend, c, o, &r);
+    if (!ok) {
+      std::fprintf(stderr, "%s: failed\n", c.name().c_str());
+      all_ok = false;
+      continue;
+    }
+    print_result(r);
+    results.push_back(std::move(r));
+  }
+  if (!o.json.empty()) write_json(o, results, device, cudnn_ver);
+  zyfa_destroy(h);
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace zyfa::bench
+
+int main(int argc, char** argv) { return zyfa::bench::main_impl(argc, argv); }
