@@ -209,9 +209,17 @@ void execute_mfma(Executor& x) {
   args.abid = in.scaled ? 0 : in.abid;
   args.blgp = in.blgp;
   if (in.scaled) {
+    // Scale operands: a VGPR (one value per lane) or, as LLVM also accepts, an SGPR or
+    // constant that every lane sees.
     for (int i = 0; i < 2; ++i) {
-      if (in.scale_src[i] < operand::kVgpr0) x.fault("MFMA scale operands must be VGPRs");
-      gather(in.scale_src[i] - operand::kVgpr0, 1, i == 0 ? SA : SB, i == 0 ? "scale A" : "scale B", false);
+      std::vector<uint32_t>& out = i == 0 ? SA : SB;
+      if (in.scale_src[i] >= operand::kVgpr0) {
+        gather(in.scale_src[i] - operand::kVgpr0, 1, out, i == 0 ? "scale A" : "scale B", false);
+      } else {
+        uint32_t tmp[kLanes];
+        const uint32_t* v = x.vsrc(in.scale_src[i], tmp);
+        out.assign(v, v + kLanes);
+      }
     }
     args.scale_a = SA.data();
     args.scale_b = SB.data();

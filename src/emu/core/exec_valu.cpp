@@ -619,6 +619,8 @@ void ValuExec::run() {
     case op::V_EXP_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_exp_f32(a[l], w.mode)); }); break; }
     case op::V_LOG_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_log_f32(a[l], w.mode)); }); break; }
     case op::V_RCP_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rcp_f32(a[l], w.mode)); }); break; }
+    // The integer-division flavour differs only in the exception it signals (not modelled).
+    case op::V_RCP_IFLAG_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rcp_f32(a[l], w.mode)); }); break; }
     case op::V_RSQ_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rsq_f32(a[l], w.mode)); }); break; }
     case op::V_SQRT_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_sqrt_f32(a[l], w.mode)); }); break; }
     // ---- conversions
