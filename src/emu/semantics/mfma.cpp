@@ -165,6 +165,57 @@ void bit_span(double v, int* msb, int* lsb) {
 
 constexpr int kEmptyMsb = -100000, kEmptyLsb = 100000;
 
+// A decoded element with its significant-bit range, so the per-block bounds need no second pass.
+struct ElemInfo {
+  double v;
+  int msb, lsb;
+  uint8_t kind;  // 0 zero, 1 finite nonzero, 2 infinite or NaN
+};
+
+ElemInfo elem_info(double v) {
+  ElemInfo e{v, kEmptyMsb, kEmptyLsb, 0};
+  if (!std::isfinite(v)) {
+    e.kind = 2;
+  } else if (v != 0.0) {
+    e.kind = 1;
+    bit_span(v, &e.msb, &e.lsb);
+  }
+  return e;
+}
+
+// Every code of the narrow formats, decoded once.
+struct NarrowInfo {
+  std::array<ElemInfo, 256> e4m3, e5m2;
+  std::array<ElemInfo, 64> e2m3, e3m2;
+  std::array<ElemInfo, 16> e2m1;
+  NarrowInfo() {
+    for (uint32_t c = 0; c < 256; ++c) {
+      e4m3[c] = elem_info(mfma_layout::decode(Elem::E4M3, c));
+      e5m2[c] = elem_info(mfma_layout::decode(Elem::E5M2, c));
+    }
+    for (uint32_t c = 0; c < 64; ++c) {
+      e2m3[c] = elem_info(mfma_layout::decode(Elem::E2M3, c));
+      e3m2[c] = elem_info(mfma_layout::decode(Elem::E3M2, c));
+    }
+    for (uint32_t c = 0; c < 16; ++c) e2m1[c] = elem_info(mfma_layout::decode(Elem::E2M1, c));
+  }
+  const ElemInfo* table(Elem f) const {
+    switch (f) {
+      case Elem::E4M3: return e4m3.data();
+      case Elem::E5M2: return e5m2.data();
+      case Elem::E2M3: return e2m3.data();
+      case Elem::E3M2: return e3m2.data();
+      case Elem::E2M1: return e2m1.data();
+      default: return nullptr;
+    }
+  }
+};
+
+const NarrowInfo& narrow_info() {
+  static const NarrowInfo n;
+  return n;
+}
+
 void gather_operand(const OpDesc& d, Elem fmt, const uint32_t* regs, bool is_a, int block,
                     Decoded& out) {
   const int mn = is_a ? d.m : d.n;
@@ -173,32 +224,28 @@ void gather_operand(const OpDesc& d, Elem fmt, const uint32_t* regs, bool is_a, 
   // FP8 and FP6 operands of the f8f6f4 family hold two 16-element K chunks; FP4 holds 32
   // consecutive K (mfma_layout.cpp).
   const bool split = d.family == Family::F8F6F4 && fmt != Elem::E2M1;
+  const ElemInfo* table = narrow_info().table(fmt);
   out.k = d.k;
   out.block = block;
   out.nblocks = d.k / block;
   out.v.assign(static_cast<size_t>(mn) * d.k, 0.0);
+  out.msb.assign(static_cast<size_t>(mn) * out.nblocks, kEmptyMsb);
+  out.lsb.assign(static_cast<size_t>(mn) * out.nblocks, kEmptyLsb);
+  out.nonfinite.assign(static_cast<size_t>(mn) * out.nblocks, 0);
   for (int lane = 0; lane < 64; ++lane) {
     const uint32_t* lane_regs = regs + static_cast<size_t>(lane) * nregs;
     for (int e = 0; e < d.per_lane; ++e) {
       const mfma_layout::Pos p = mfma_layout::operand_pos(mn, d.k, d.per_lane, split, lane, e);
-      out.v[static_cast<size_t>(p.mn) * d.k + p.k] =
-          mfma_layout::decode(fmt, mfma_layout::extract(lane_regs, bits, e));
-    }
-  }
-  out.msb.assign(static_cast<size_t>(mn) * out.nblocks, kEmptyMsb);
-  out.lsb.assign(static_cast<size_t>(mn) * out.nblocks, kEmptyLsb);
-  out.nonfinite.assign(static_cast<size_t>(mn) * out.nblocks, 0);
-  for (int r = 0; r < mn; ++r) {
-    for (int kk = 0; kk < d.k; ++kk) {
-      const double x = out.v[static_cast<size_t>(r) * d.k + kk];
-      const size_t cell = static_cast<size_t>(r) * out.nblocks + kk / block;
-      if (!std::isfinite(x)) {
+      const uint32_t code = mfma_layout::extract(lane_regs, bits, e);
+      const ElemInfo x = table ? table[code] : elem_info(mfma_layout::decode(fmt, code));
+      out.v[static_cast<size_t>(p.mn) * d.k + p.k] = x.v;
+      if (x.kind == 0) continue;
+      const size_t cell = static_cast<size_t>(p.mn) * out.nblocks + p.k / block;
+      if (x.kind == 2) {
         out.nonfinite[cell] = 1;
-      } else if (x != 0.0) {
-        int hi, lo;
-        bit_span(x, &hi, &lo);
-        out.msb[cell] = std::max(out.msb[cell], hi);
-        out.lsb[cell] = std::min(out.lsb[cell], lo);
+      } else {
+        out.msb[cell] = std::max(out.msb[cell], x.msb);
+        out.lsb[cell] = std::min(out.lsb[cell], x.lsb);
       }
     }
   }
