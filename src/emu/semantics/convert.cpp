@@ -19,6 +19,7 @@
 //    kernel descriptor fields (FLOAT_DENORM_MODE_32 -> MODE[5:4]) map into MODE.
 #include "emu/semantics/convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -303,6 +304,31 @@ uint32_t cvt_pk_bf16_f32(uint32_t a, uint32_t b, uint32_t mode) {
     const bool denormal = (h & 0x7F80u) == 0 && (h & 0x007Fu) != 0;
     if (denormal && (mode & mode::kFp32DenormOut) == 0) h &= 0x8000u;
     return h;
+  };
+  return convert(a) | (convert(b) << 16);
+}
+
+uint32_t cvt_pkrtz_f16_f32(uint32_t a, uint32_t b, uint32_t mode) {
+  const auto convert = [mode](uint32_t src) -> uint32_t {
+    src = flush_f32_input(src, mode);
+    const uint32_t sign = (src >> 16) & 0x8000u;
+    if (is_f32_nan(src)) return sign | 0x7E00u | ((src >> 13) & 0x3FFu);  // quiet, payload kept
+    if ((src & 0x7FFFFFFFu) == 0x7F800000u) return sign | 0x7C00u;
+    const double mag = std::fabs(static_cast<double>(f32_from_bits(src)));
+    if (mag >= 65504.0) return sign | 0x7BFFu;
+    if (mag == 0.0) return sign;
+    int e = 0;
+    std::frexp(mag, &e);
+    e = std::max(e - 1, -14);  // binary16: normal exponents from -14, 10 mantissa bits
+    const double units = std::trunc(mag / std::ldexp(1.0, e - 10));  // toward zero
+    uint32_t h;
+    if (units < 1024.0) {  // subnormal (e == -14 and below the smallest normal)
+      h = static_cast<uint32_t>(units);
+      if (h != 0 && (mode & mode::kFp64Fp16DenormOut) == 0) h = 0;
+    } else {
+      h = (static_cast<uint32_t>(e + 15) << 10) | (static_cast<uint32_t>(units) - 1024u);
+    }
+    return sign | h;
   };
   return convert(a) | (convert(b) << 16);
 }

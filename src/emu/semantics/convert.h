@@ -84,4 +84,10 @@ F32Pair cvt_scalef32_pk_f32_bf8(uint32_t src, uint32_t scale, bool word_sel_hi);
 // denormals flushed unless MODE allows them.
 uint32_t cvt_pk_bf16_f32(uint32_t a, uint32_t b, uint32_t mode);
 
+// v_cvt_pkrtz_f16_f32: lo = f16(a), hi = f16(b), rounding toward zero whatever MODE says
+// (pseudocode: ROUND_MODE = ROUND_TOWARD_ZERO). f32 input denormals follow the f32 input
+// enable; f16 denormal results are flushed unless MODE allows f16/f64 output denormals.
+// Toward zero never overflows: finite values beyond 65504 give +-65504; infinities stay.
+uint32_t cvt_pkrtz_f16_f32(uint32_t a, uint32_t b, uint32_t mode);
+
 }  // namespace zyfa::emu

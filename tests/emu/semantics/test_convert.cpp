@@ -249,3 +249,34 @@ TEST(ConvertF16, Decoding) {
 
 }  // namespace
 }  // namespace zyfa::emu
+
+namespace zyfa::emu {
+namespace {
+
+TEST(ConvertF16, PackRoundTowardZero) {
+  const uint32_t m = mode::kKernelDefault;
+  const auto lo = [m](float v) { return cvt_pkrtz_f16_f32(bits_from_f32(v), 0, m) & 0xFFFFu; };
+  EXPECT_EQ(lo(1.0f), 0x3C00u);
+  EXPECT_EQ(lo(1.0f + std::ldexp(1.0f, -11)), 0x3C00u);  // the midpoint truncates
+  EXPECT_EQ(lo(std::nextafter(1.0f + std::ldexp(1.0f, -10), 0.0f)), 0x3C00u);
+  EXPECT_EQ(lo(1.0f + std::ldexp(1.0f, -10)), 0x3C01u);
+  EXPECT_EQ(lo(-65535.0f), 0xFBFFu);
+  EXPECT_EQ(lo(1.0e10f), 0x7BFFu);
+  EXPECT_EQ(lo(-INFINITY), 0xFC00u);
+  EXPECT_EQ(lo(std::ldexp(1.0f, -24)), 0x0001u);                 // smallest f16 subnormal
+  EXPECT_EQ(lo(std::ldexp(1.0f, -24) * 1.99f), 0x0001u);
+  EXPECT_EQ(lo(std::ldexp(1.0f, -25)), 0x0000u);
+  EXPECT_EQ(lo(-std::ldexp(1.0f, -14)), 0x8400u);               // smallest normal
+  EXPECT_EQ(cvt_pkrtz_f16_f32(bits_from_f32(std::ldexp(1.0f, -24)), 0, 0x30u) & 0xFFFFu, 0u);
+  EXPECT_EQ(cvt_pkrtz_f16_f32(0x7F800001u, 0xFFC00000u, m), 0xFE007E00u);
+  EXPECT_EQ(cvt_pkrtz_f16_f32(bits_from_f32(2.0f), bits_from_f32(-0.5f), m), 0xB8004000u);
+  // Every f16 value converts back to itself (its f32 is exact).
+  for (uint32_t h = 0; h < 0x7C00u; ++h) {
+    const float v = static_cast<float>(decode_f16(static_cast<uint16_t>(h)));
+    ASSERT_EQ(lo(v), h) << h;
+    ASSERT_EQ(lo(-v), h | 0x8000u) << h;
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::emu
