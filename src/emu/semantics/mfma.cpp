@@ -13,7 +13,9 @@
 // Numerics (the hardware's internal order and intermediate rounding are not documented, so the
 // emulator fixes this one):
 //  - every input element is decoded exactly as its format says (bf16, f16, OCP e4m3fn/e5m2,
-//    MX e2m3/e3m2/e2m1); denormal inputs are kept, never flushed (MFMAs do not read MODE);
+//    MX e2m3/e3m2/e2m1); denormal inputs are kept, never flushed (an assumption: the sources
+//    read say nothing of MFMA denormal handling, and the MODE denormal bits are documented for
+//    VALU operations);
 //  - every product is exact (and the E8M0 block scales are exact powers of two);
 //  - K is split into blocks of 32 (the scale block of the f8f6f4 family; every other shape has
 //    K <= 32 and is a single block); blocks are processed in increasing K; for each block the
