@@ -65,10 +65,16 @@ mount_binds() {
     [ -d "$b" ] || continue
     case "$b" in /*) ;; *) echo "gfx950 sysroot: bind path must be absolute: $b" >&2; exit 1;; esac
     target="$dir$b"
-    if ! grep -q " $target " /proc/self/mounts 2>/dev/null; then
-      mkdir -p "$target"
-      mount --bind "$b" "$target"
+    # Already bound when both paths name the same directory (device and inode). A mount whose
+    # source was deleted and re-created (a fresh build dir) is stale: replace it.
+    if [ -d "$target" ] && [ "$(stat -c %d:%i "$b")" = "$(stat -c %d:%i "$target")" ]; then
+      continue
     fi
+    if grep -q " $target " /proc/self/mounts 2>/dev/null; then
+      umount -l "$target"
+    fi
+    mkdir -p "$target"
+    mount --bind "$b" "$target"
   done
 }
 

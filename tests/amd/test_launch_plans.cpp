@@ -183,3 +183,31 @@ TEST(QuantizePlan, RefusesTensorsOf2To31Elements) {
 
 }  // namespace
 }  // namespace zyfa::amd
+
+namespace zyfa::kernels {
+namespace {
+
+// The kernels divide with these constants: exact for every numerator below 2^31.
+TEST(FastDivision, ExactForAllNumeratorsBelow2To31) {
+  const uint32_t divisors[] = {1, 2, 3, 5, 7, 8, 12, 31, 32, 33, 100, 127, 128, 129, 255, 256, 1000, 65535, 65536,
+                               1u << 20, (1u << 20) + 1, 123456789, (1u << 30) + 3, 0x7FFFFFFF};
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (uint32_t d : divisors) {
+    const FastDiv f = make_fast_div(d);
+    auto check = [&](uint32_t n) {
+      const uint32_t q = static_cast<uint32_t>((static_cast<uint64_t>(n) * f.magic) >> f.shift);
+      ASSERT_EQ(n / d, q) << "n = " << n << ", d = " << d;
+    };
+    for (uint32_t n = 0; n < 4096; ++n) check(n);
+    for (uint32_t k = 1; k < 64 && static_cast<uint64_t>(k) * d < (1u << 31); ++k)
+      for (int off = -2; off <= 2; ++off) check(static_cast<uint32_t>(static_cast<int64_t>(k) * d + off));
+    check(0x7FFFFFFF);
+    for (int i = 0; i < 20000; ++i) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      check(static_cast<uint32_t>(state) & 0x7FFFFFFF);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::kernels

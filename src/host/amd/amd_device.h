@@ -45,7 +45,10 @@ class AmdDevice {
   // Which device the next calls address (HIP: the current device). Device allocations such as
   // job tables are cached per device. A single-device implementation keeps the default.
   virtual int device_id() { return 0; }
-  // Device memory owned by the handle (job tables). Freed with free().
+  // Device memory owned by the backend: job tables (read by kernels) and the partial-amax
+  // buffers of zyfa_fp8_quantize (written by fp8_amax_*, read by fp8_convert_*). Freed with
+  // free(). A launch lists every buffer it touches, these included, with its access in
+  // LaunchConfig::buffers.
   virtual zyfa_status_t alloc(size_t bytes, void** ptr) = 0;
   virtual void free(void* ptr) = 0;
   // Stream-ordered host-to-device copy; `src` must stay alive until the stream reaches it

@@ -22,10 +22,11 @@ size_t descale_extent(const Descale& d, const FwdProblem& p) {
 }  // namespace
 
 zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
-  if (p.seqlen > INT32_MAX / 2 || p.batch * p.heads > INT32_MAX)
+  const int64_t n_tiles = (p.seqlen + kernels::kAttnTileRows - 1) / kernels::kAttnTileRows;
+  if (p.seqlen > INT32_MAX / 2 || p.batch * p.heads * n_tiles > INT32_MAX)
     return fail(ZYFA_STATUS_NOT_SUPPORTED,
-                "backend = {}: batch = {}, heads = {}, seqlen = {} exceed the 32-bit row indices of the gfx950 kernels",
-                backend, p.batch, p.heads, p.seqlen);
+                "backend = {}: batch = {}, heads = {}, seqlen = {}: {} query tiles exceed the 31-bit tile ids of the gfx950 kernels",
+                backend, p.batch, p.heads, p.seqlen, p.batch * p.heads * n_tiles);
   // The kernels read q and k rows in 16-byte pieces.
   const size_t eb = elem_bytes(p.in_dtype);
   const struct { const char* name; const View& v; } inputs[] = {{"q", p.q}, {"k", p.k}};
@@ -98,6 +99,10 @@ kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* job_table) 
   a.seqlen = static_cast<int32_t>(p.seqlen);
   a.heads = static_cast<int32_t>(p.heads);
   a.heads_k = static_cast<int32_t>(p.heads_k);
+  const int64_t n_tiles = (p.seqlen + kernels::kAttnTileRows - 1) / kernels::kAttnTileRows;
+  a.div_n_tiles = kernels::make_fast_div(static_cast<uint32_t>(n_tiles));
+  a.div_heads = kernels::make_fast_div(static_cast<uint32_t>(p.heads));
+  a.div_group = kernels::make_fast_div(static_cast<uint32_t>(p.heads / p.heads_k));
   return a;
 }
 

@@ -55,6 +55,7 @@ zyfa_status_t plan_quantize(const QuantizeProblem& p, void* partials, const char
   for (int i = 0; i < 3; ++i) a.byte_stride[i] = merged[i + 1].src_stride * eb;
   for (int i = 0; i < 4; ++i) a.dim[i] = static_cast<uint32_t>(merged[i].size);
   a.total = static_cast<uint32_t>(total);
+  for (int i = 0; i < 3; ++i) a.div_dim[i] = kernels::make_fast_div(a.dim[i]);
 
   // Convert: grid (row chunks, y, z) per launch; w and oversized y/z become more launches.
   const int64_t chunks = (merged[0].size + kernels::kConvertRowChunk - 1) / kernels::kConvertRowChunk;

@@ -1,6 +1,7 @@
 // Kernel arguments of the baseline gfx950 attention kernels (attn_fwd_{bf16,fp8}_d{128,192}).
 #pragma once
 
+#include "fast_division.h"
 #include "kernel_args_common.h"
 
 namespace zyfa::kernels {
@@ -35,13 +36,17 @@ struct ZYFA_KERNEL_ARGS AttnFwdArgs {
   int32_t heads;
   int32_t heads_k;
   int32_t reserved;  // keeps the size a multiple of 8
+  FastDiv div_n_tiles;  // tile word -> (batch * heads + head, tile)
+  FastDiv div_heads;    // batch * heads + head -> (batch, head)
+  FastDiv div_group;    // head -> KV head (heads / heads_k query heads per KV head)
 };
 
-static_assert(sizeof(AttnFwdArgs) == 248, "AttnFwdArgs layout changed: update both sides");
+static_assert(sizeof(AttnFwdArgs) == 272, "AttnFwdArgs layout changed: update both sides");
 static_assert(offsetof(AttnFwdArgs, job_table) == 40, "AttnFwdArgs layout");
 static_assert(offsetof(AttnFwdArgs, q_stride) == 72, "AttnFwdArgs layout");
 static_assert(offsetof(AttnFwdArgs, descale_stride) == 168, "AttnFwdArgs layout");
 static_assert(offsetof(AttnFwdArgs, scale_log2) == 216, "AttnFwdArgs layout");
 static_assert(offsetof(AttnFwdArgs, seqlen) == 232, "AttnFwdArgs layout");
+static_assert(offsetof(AttnFwdArgs, div_n_tiles) == 248, "AttnFwdArgs layout");
 
 }  // namespace zyfa::kernels

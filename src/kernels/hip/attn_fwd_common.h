@@ -85,11 +85,12 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
   asm volatile("" : "+s"(ap));
   const auto& a = *ap;
   const int seqlen = a.seqlen;
-  const int bh = static_cast<int>(tile_word / n_tiles);
-  const int tile = static_cast<int>(tile_word % n_tiles);
-  const int b = bh / a.heads;
-  const int h = bh % a.heads;
-  const int hk = h / (a.heads / a.heads_k);
+  const uint32_t bh = fast_div(tile_word, a.div_n_tiles);
+  const int tile = static_cast<int>(tile_word - bh * n_tiles);
+  const uint32_t bq = fast_div(bh, a.div_heads);
+  const int b = static_cast<int>(bq);
+  const int h = static_cast<int>(bh - bq * static_cast<uint32_t>(a.heads));
+  const int hk = static_cast<int>(fast_div(static_cast<uint32_t>(h), a.div_group));
   const int q0 = tile * kAttnTileRows + wave * kAttnWaveRows;
   if (q0 >= seqlen) return;  // the last tile may be short: whole waves idle
 

@@ -24,12 +24,12 @@ __device__ void amax_pass() {
   const uint32_t stride = kAmaxWorkgroups * kQuantizeThreads;
   uint32_t m = 0;
   for (uint32_t i = blockIdx.x * kQuantizeThreads + tid; i < a.total; i += stride) {
-    uint32_t r = i / a.dim[0];
-    const uint32_t x = i - r * a.dim[0];
-    const uint32_t y = r % a.dim[1];
-    r /= a.dim[1];
-    const uint32_t z = r % a.dim[2];
-    const uint32_t w = r / a.dim[2];
+    const uint32_t r0 = zyfa::kernels::fast_div(i, a.div_dim[0]);
+    const uint32_t x = i - r0 * a.dim[0];
+    const uint32_t r1 = zyfa::kernels::fast_div(r0, a.div_dim[1]);
+    const uint32_t y = r0 - r1 * a.dim[1];
+    const uint32_t w = zyfa::kernels::fast_div(r1, a.div_dim[2]);
+    const uint32_t z = r1 - w * a.dim[2];
     const int64_t offset = y * a.byte_stride[0] + z * a.byte_stride[1] + w * a.byte_stride[2] +
                            static_cast<int64_t>(x) * kElemBytes;
     const auto p = reinterpret_cast<gptr<const uint8_t>>(a.src) + offset;

@@ -4,6 +4,7 @@
 // descale. Two kernels and a fixed partial count keep the result deterministic.
 #pragma once
 
+#include "fast_division.h"
 #include "kernel_args_common.h"
 
 namespace zyfa::kernels {
@@ -21,8 +22,9 @@ struct ZYFA_KERNEL_ARGS Fp8AmaxArgs {
   uint32_t dim[4];     // x (contiguous), y, z, w
   uint32_t total;      // dim[0]*dim[1]*dim[2]*dim[3] < 2^31
   uint32_t reserved;
+  FastDiv div_dim[3];  // by dim[0], dim[1], dim[2]
 };
-static_assert(sizeof(Fp8AmaxArgs) == 64, "Fp8AmaxArgs layout changed: update both sides");
+static_assert(sizeof(Fp8AmaxArgs) == 88, "Fp8AmaxArgs layout changed: update both sides");
 static_assert(offsetof(Fp8AmaxArgs, dim) == 40, "Fp8AmaxArgs layout");
 
 // One launch covers grid (ceil(row_len / 256), rows_y, rows_z); the host offsets src/dst and
