@@ -160,7 +160,7 @@ void execute_ds(Executor& x) {
     op->valid.fill(0);  // marks "result precomputed" for complete_lds_op
     op->lds_base = 0xFFFFFFFFu;
     x.check_pending(op->dst_reg, "second load into");
-    x.mark_pending(op->dst_reg, op->pc);
+    x.mark_pending(op, op->dst_reg);
     x.issue(op);
     return;
   }
@@ -190,7 +190,7 @@ void execute_ds(Executor& x) {
     op->dst_reg = in.vdst + (data_acc ? kAgprBase : 0);
     for (int k = 0; k < per_lane; ++k) {
       x.check_pending(op->dst_reg + k, "second load into");
-      x.mark_pending(op->dst_reg + k, op->pc);
+      x.mark_pending(op, op->dst_reg + k);
     }
   }
   op->valid.fill(1);
@@ -207,7 +207,6 @@ void complete_lds_op(Executor& x, PendingOp& op) {
   if (op.lds_base == 0xFFFFFFFFu && op.kind == PendingOp::kLdsLoad) {  // permute result
     uint32_t* row = dst_row(0);
     for (int l = 0; l < kLanes; ++l) if ((exec >> l) & 1) row[l] = op.data[l * 4];
-    x.clear_pending(op.dst_reg);
     return;
   }
   for (int l = 0; l < kLanes; ++l) {
@@ -237,8 +236,6 @@ void complete_lds_op(Executor& x, PendingOp& op) {
       }
     }
   }
-  if (op.kind == PendingOp::kLdsLoad)
-    for (int k = 0; k < op.dwords; ++k) x.clear_pending(op.dst_reg + k);
 }
 
 }  // namespace zyfa::emu

@@ -80,7 +80,7 @@ void mark_destination(Executor& x, PendingOp* op, uint32_t first, int count) {
       x.fault(fmt::format("load writes {}{} beyond the registers the kernel descriptor allocates",
                           reg >= kAgprBase ? "a" : "v", reg % 256));
     x.check_pending(reg, "second load into");
-    x.mark_pending(reg, op->pc);
+    x.mark_pending(op, reg);
   }
 }
 
@@ -274,7 +274,7 @@ void execute_smem(Executor& x) {
   op->dst_reg = kSgprBase + in.sdata;
   for (int k = 0; k < dwords; ++k) {
     x.check_pending(kSgprBase + in.sdata + k, "second load into");
-    x.mark_pending(kSgprBase + in.sdata + k, op->pc);
+    x.mark_pending(op, kSgprBase + in.sdata + k);
   }
   x.issue(op);
 }
@@ -285,7 +285,6 @@ void complete_global_op(Executor& x, PendingOp& op) {
     for (int k = 0; k < op.dwords; ++k) {
       uint32_t v = 0;
       if (op.valid[k]) std::memcpy(&v, reinterpret_cast<const void*>(op.saddr + 4 * k), 4);
-      x.clear_pending(op.dst_reg + k);
       w.s[op.dst_reg - kSgprBase + k] = v;
     }
     return;
@@ -332,7 +331,6 @@ void complete_global_op(Executor& x, PendingOp& op) {
       else if (op.d16 == 1) v = (row[l] & 0xFFFFu) | (v << 16);
       row[l] = v;
     }
-    x.clear_pending(reg);
   }
 }
 

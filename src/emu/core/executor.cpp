@@ -183,11 +183,13 @@ void Executor::check_pending(uint32_t reg, const char* role) {
                     role, reg_name(reg), w.pending_pc[reg]));
 }
 
-void Executor::mark_pending(uint32_t reg, uint32_t pc) {
+void Executor::mark_pending(PendingOp* op, uint32_t reg) {
   Wave& w = *w_;
-  if (w.pending_write[reg]) check_pending(reg, "second in-flight load");
+  if (w.pending_write[reg]) check_pending(reg, "second in-flight load into");
+  if (op->nmarked >= op->marked.size()) fault("internal: too many destination registers");
+  op->marked[op->nmarked++] = static_cast<uint16_t>(reg);
   w.pending_write[reg] = 1;
-  w.pending_pc[reg] = pc;
+  w.pending_pc[reg] = op->pc;
   ++w.pending_total;
 }
 
@@ -219,6 +221,8 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
   op->seq = w.next_seq++;
   op->pc = in_->pc;
   op->lds_base = 0;
+  op->landed = false;
+  op->nmarked = 0;
   return op;
 }
 
@@ -226,17 +230,18 @@ void Executor::issue(PendingOp* op) {
   Wave& w = *w_;
   // A full counter stalls issue until the oldest operation returns.
   if (op->counter == Counter::kVm) {
-    if (w.vm_queue.size() >= kMaxVmcnt) complete_oldest(Counter::kVm);
+    if (w.vm_queue.size() >= kMaxVmcnt) retire_oldest(Counter::kVm);
     w.vm_queue.push_back(op);
   } else {
     if (w.lds_queue.size() + w.smem_set.size() >= kMaxLgkmcnt)
-      complete_oldest(w.lds_queue.empty() ? Counter::kLgkmSmem : Counter::kLgkmLds);
+      retire_oldest(w.lds_queue.empty() ? Counter::kLgkmSmem : Counter::kLgkmLds);
     if (op->counter == Counter::kLgkmLds) w.lds_queue.push_back(op);
     else w.smem_set.push_back(op);
   }
 }
 
-void Executor::complete(PendingOp* op) {
+void Executor::land(PendingOp* op) {
+  if (op->landed) return;
   switch (op->kind) {
     case PendingOp::kLdsLoad:
     case PendingOp::kLdsStore:
@@ -247,56 +252,78 @@ void Executor::complete(PendingOp* op) {
       complete_global_op(*this, *op);
       break;
   }
+  op->landed = true;
+}
+
+void Executor::retire(PendingOp* op) {
+  land(op);
+  for (int i = 0; i < op->nmarked; ++i) clear_pending(op->marked[i]);
+  op->nmarked = 0;
   w_->free_ops.push_back(op);
 }
 
-void Executor::complete_oldest(Counter c) {
+void Executor::land_oldest(Counter c) {
+  Wave& w = *w_;
+  if (c == Counter::kLgkmSmem) {
+    // SMEM returns out of order: any outstanding one may be next.
+    std::vector<PendingOp*> open;
+    for (PendingOp* op : w.smem_set) if (!op->landed) open.push_back(op);
+    if (!open.empty()) land(open[rng().below(static_cast<uint32_t>(open.size()))]);
+    return;
+  }
+  for (PendingOp* op : c == Counter::kVm ? w.vm_queue : w.lds_queue) {
+    if (!op->landed) {
+      land(op);
+      return;
+    }
+  }
+}
+
+void Executor::retire_oldest(Counter c) {
   Wave& w = *w_;
   if (c == Counter::kVm) {
     PendingOp* op = w.vm_queue.front();
     w.vm_queue.erase(w.vm_queue.begin());
-    complete(op);
+    retire(op);
   } else if (c == Counter::kLgkmLds) {
     PendingOp* op = w.lds_queue.front();
     w.lds_queue.erase(w.lds_queue.begin());
-    complete(op);
+    retire(op);
   } else {
-    // SMEM returns out of order: any of them may be the one that completes.
     const size_t i = rng().below(static_cast<uint32_t>(w.smem_set.size()));
     PendingOp* op = w.smem_set[i];
     w.smem_set.erase(w.smem_set.begin() + i);
-    complete(op);
+    retire(op);
   }
 }
 
 void Executor::wait_counts(uint32_t vmcnt, uint32_t lgkmcnt) {
   Wave& w = *w_;
-  while (w.vm_queue.size() > vmcnt) complete_oldest(Counter::kVm);
-  // LGKM: with SMEM in flight only lgkmcnt(0) is meaningful (out-of-order returns), so a
-  // non-zero count leaves all SMEM results pending: the count is met by the returns of any
-  // operations, and the kernel may rely on none in particular.
+  while (w.vm_queue.size() > vmcnt) retire_oldest(Counter::kVm);
+  // LGKM counts LDS (in order) and SMEM (any order) together: which operations a non-zero
+  // count guarantees is decided at random among the orders the hardware allows.
   while (w.lds_queue.size() + w.smem_set.size() > lgkmcnt) {
     if (!w.smem_set.empty() && (w.lds_queue.empty() || rng().below(2)))
-      complete_oldest(Counter::kLgkmSmem);
+      retire_oldest(Counter::kLgkmSmem);
     else
-      complete_oldest(Counter::kLgkmLds);
+      retire_oldest(Counter::kLgkmLds);
   }
 }
 
 void Executor::drain_all() {
   Wave& w = *w_;
-  while (!w.vm_queue.empty()) complete_oldest(Counter::kVm);
-  while (!w.lds_queue.empty()) complete_oldest(Counter::kLgkmLds);
-  while (!w.smem_set.empty()) complete_oldest(Counter::kLgkmSmem);
+  while (!w.vm_queue.empty()) retire_oldest(Counter::kVm);
+  while (!w.lds_queue.empty()) retire_oldest(Counter::kLgkmLds);
+  while (!w.smem_set.empty()) retire_oldest(Counter::kLgkmSmem);
 }
 
 void Executor::maybe_complete_random() {
   Wave& w = *w_;
-  // Each in-flight class returns its oldest operation with probability 1/4 per issued
-  // instruction: results land at random points, never later than the wait that needs them.
-  if (!w.vm_queue.empty() && (rng().next() & 3) == 0) complete_oldest(Counter::kVm);
-  if (!w.lds_queue.empty() && (rng().next() & 3) == 0) complete_oldest(Counter::kLgkmLds);
-  if (!w.smem_set.empty() && (rng().next() & 3) == 0) complete_oldest(Counter::kLgkmSmem);
+  // Each class lands its oldest outstanding operation with probability 1/4 per issued
+  // instruction: data arrives at random points, never later than the wait that needs it.
+  if (!w.vm_queue.empty() && (rng().next() & 3) == 0) land_oldest(Counter::kVm);
+  if (!w.lds_queue.empty() && (rng().next() & 3) == 0) land_oldest(Counter::kLgkmLds);
+  if (!w.smem_set.empty() && (rng().next() & 3) == 0) land_oldest(Counter::kLgkmSmem);
 }
 
 // ---------------------------------------------------------------- memory checks

@@ -60,12 +60,14 @@ class Executor {
 
   // Scoreboard.
   void check_pending(uint32_t reg, const char* role);
-  void mark_pending(uint32_t reg, uint32_t pc);
+  void mark_pending(PendingOp* op, uint32_t reg);
   void clear_pending(uint32_t reg);
   PendingOp* new_op(PendingOp::Kind kind, Counter counter);
-  void issue(PendingOp* op);          // enqueue; may force the oldest to complete (counter full)
-  void complete(PendingOp* op);       // performs the memory side and writes registers
-  void complete_oldest(Counter c);
+  void issue(PendingOp* op);          // enqueue; a full counter retires the oldest first
+  void land(PendingOp* op);           // performs the memory side and writes registers
+  void retire(PendingOp* op);         // lands it if needed; its registers become readable
+  void land_oldest(Counter c);        // the oldest not-yet-landed op (SMEM: any)
+  void retire_oldest(Counter c);
   void wait_counts(uint32_t vmcnt, uint32_t lgkmcnt);
   void drain_all();
   void maybe_complete_random();

@@ -68,6 +68,11 @@ struct PendingOp {
   std::array<uint32_t, 16> sdata;          // scalar loads: up to 16 dwords
   uint64_t saddr = 0;
   uint32_t lds_base = 0;                   // LDS destination (M0-based) of loads to LDS
+  // Landed: memory was read/written and destination registers hold the data. The registers
+  // stay "unwaited" (a read is a fault) until an s_waitcnt retires the operation.
+  bool landed = false;
+  uint8_t nmarked = 0;
+  std::array<uint16_t, 16> marked;         // destination registers flagged in flight
 };
 
 struct MfmaWrite {

@@ -1,0 +1,74 @@
+// Runs the hand-written test kernels (tests/emu/kernels/*.s, assembled at build time into
+// ZYFA_EMU_TEST_KERNEL_DIR) on the emulator through its C++ API.
+// Kernel arguments: +0 out, +8 in, +16.. u32 values (see kernels/common.inc).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emu/emulator.h"
+#include "emu/loader/code_object.h"
+
+namespace zyfa::emu::test {
+
+inline std::vector<uint8_t> read_binary(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+class TestKernels {
+ public:
+  explicit TestKernels(const std::string& file) {
+    image_ = read_binary(std::string(ZYFA_EMU_TEST_KERNEL_DIR) + "/" + file + ".co");
+    if (image_.empty()) throw std::runtime_error("missing test kernel object " + file);
+    object_ = std::make_unique<LoadedCodeObject>(image_.data(), image_.size());
+  }
+  const LoadedCodeObject& object() const { return *object_; }
+
+  struct Run {
+    DispatchResult result;
+    std::vector<uint32_t> out;
+  };
+
+  // out: `out_words` words filled with 0xDEADBEEF first; `in` is read-only to the kernel.
+  Run run(const std::string& kernel, size_t out_words, std::vector<uint32_t> in = {},
+          std::vector<uint32_t> args = {}, uint32_t block = 64, uint32_t grid = 1, uint64_t seed = 1) const {
+    Run r;
+    r.out.assign(out_words, 0xDEADBEEFu);
+    if (in.empty()) in.push_back(0);
+    std::vector<uint8_t> ka(16 + 4 * args.size());
+    const uint64_t out_ptr = reinterpret_cast<uint64_t>(r.out.data());
+    const uint64_t in_ptr = reinterpret_cast<uint64_t>(in.data());
+    std::memcpy(ka.data(), &out_ptr, 8);
+    std::memcpy(ka.data() + 8, &in_ptr, 8);
+    if (!args.empty()) std::memcpy(ka.data() + 16, args.data(), 4 * args.size());
+    Dispatch d;
+    d.object = object_.get();
+    d.kernel = kernel;
+    d.grid[0] = grid;
+    d.block[0] = block;
+    d.kernarg = ka.data();
+    d.kernarg_size = ka.size();
+    d.regions.push_back({out_ptr, 4 * r.out.size(), true, "out"});
+    d.regions.push_back({in_ptr, 4 * in.size(), false, "in"});
+    DispatchOptions opt;
+    opt.seed = seed;
+    opt.threads = 1;
+    r.result = run_dispatch(d, opt);
+    return r;
+  }
+
+ private:
+  std::vector<uint8_t> image_;
+  std::unique_ptr<LoadedCodeObject> object_;
+};
+
+inline uint32_t f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+
+}  // namespace zyfa::emu::test
