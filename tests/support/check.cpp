@@ -27,10 +27,16 @@ Tolerance kernel_tolerance(const AttnConfig& c) {
     t.max_abs = 2e-2;
     t.lse_abs = 5e-3;
   } else {
-    // FP8 P (lean or exact) rounding plus BF16 output rounding.
-    t.rel_rms = 3e-2;
+    // FP8 P (lean or exact) rounding plus the BF16 output rounding: about 1.5x the worst
+    // rel RMS the bit-model measured with the kernels' choices up to S = 8K, per input kind.
     t.max_abs = 0.15;
-    t.lse_abs = 0.1;
+    if (c.inputs == Inputs::REALISTIC) {
+      t.rel_rms = 2.5e-2;
+      t.lse_abs = 0.15;
+    } else {
+      t.rel_rms = c.std <= 0.1 ? 3e-2 : 4e-2;
+      t.lse_abs = 0.1;
+    }
   }
   return t;
 }
