@@ -87,8 +87,13 @@ zyfa_status_t EmuDevice::run(const amd::LaunchConfig& cfg, const LoadedCodeObjec
     d.regions.push_back({reinterpret_cast<uint64_t>(r.base), r.bytes, r.writable, fmt::format("buffer #{}", index++)});
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& kv : allocations_)
-      d.regions.push_back({reinterpret_cast<uint64_t>(kv.first), kv.second, false, "device allocation"});
+    for (const auto& kv : allocations_) {
+      // A buffer the launch lists keeps the access the launch gives it: zyfa_fp8_quantize's
+      // partial-amax buffer is a device allocation that fp8_amax_* writes.
+      bool listed = false;
+      for (const amd::MemRange& r : cfg.buffers) listed = listed || r.base == kv.first;
+      if (!listed) d.regions.push_back({reinterpret_cast<uint64_t>(kv.first), kv.second, false, "device allocation"});
+    }
   }
   DispatchOptions opt;
   opt.seed = emu_seed_from_env();
