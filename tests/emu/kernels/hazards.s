@@ -1,0 +1,137 @@
+// MFMA dependency wait states (gfx950, GCNHazardRecognizer / gfx950-facts.md): each hazard
+// as a pair of kernels, one with exactly the required wait states and one with one fewer.
+.include "common.inc"
+
+// v[2:5] = A (bf16 1.0 pairs), v[6:9] = B (same); 16x16x32 bf16 is 4 passes, 32x32x16 is 8.
+.macro SETUP_AB
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  v_mov_b32 v2, 0x3f803f80
+  v_mov_b32 v3, 0x3f803f80
+  v_mov_b32 v4, 0x3f803f80
+  v_mov_b32 v5, 0x3f803f80
+  v_mov_b32 v6, 0x3f803f80
+  v_mov_b32 v7, 0x3f803f80
+  v_mov_b32 v8, 0x3f803f80
+  v_mov_b32 v9, 0x3f803f80
+  s_waitcnt lgkmcnt(0)
+  s_nop 4
+.endm
+
+// MFMA result read by v_accvgpr_read: 4 passes need 8 wait states.
+.macro MFMA4_READ nops
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  s_nop \nops
+  v_accvgpr_read_b32 v10, a0
+  STORE_V 0, v10
+  s_waitcnt vmcnt(0)
+.endm
+KERNEL_BEGIN k_mfma4_read_ok
+  MFMA4_READ 7
+KERNEL_END k_mfma4_read_ok, 64, 16
+KERNEL_BEGIN k_mfma4_read_short
+  MFMA4_READ 6
+KERNEL_END k_mfma4_read_short, 64, 16
+
+// 8 passes (32x32x16 bf16) need 12 wait states (s_nop 7 + s_nop 3 = 12).
+.macro MFMA8_READ last_nop
+  SETUP_AB
+  v_mfma_f32_32x32x16_bf16 a[0:15], v[2:5], v[6:9], 0
+  s_nop 7
+  s_nop \last_nop
+  v_accvgpr_read_b32 v10, a15
+  STORE_V 0, v10
+  s_waitcnt vmcnt(0)
+.endm
+KERNEL_BEGIN k_mfma8_read_ok
+  MFMA8_READ 3
+KERNEL_END k_mfma8_read_ok, 64, 16
+KERNEL_BEGIN k_mfma8_read_short
+  MFMA8_READ 2
+KERNEL_END k_mfma8_read_short, 64, 16
+
+// Accumulation chain on the same SrcC: no wait states needed; result 32 + 32 = 64.
+KERNEL_BEGIN k_mfma_chain
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], a[0:3]
+  s_nop 7
+  v_accvgpr_read_b32 v10, a3
+  STORE_V 0, v10
+  s_waitcnt vmcnt(0)
+KERNEL_END k_mfma_chain, 64, 16
+
+// SrcC overlapping, not the same registers: 4 passes need 6 wait states.
+KERNEL_BEGIN k_mfma_overlap_ok
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  s_nop 5
+  v_mfma_f32_16x16x32_bf16 a[4:7], v[2:5], v[6:9], a[2:5]
+  s_nop 7
+KERNEL_END k_mfma_overlap_ok, 64, 16
+KERNEL_BEGIN k_mfma_overlap_short
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  s_nop 4
+  v_mfma_f32_16x16x32_bf16 a[4:7], v[2:5], v[6:9], a[2:5]
+  s_nop 7
+KERNEL_END k_mfma_overlap_short, 64, 16
+
+// VALU writes a VGPR, then an MFMA reads it: 2 wait states.
+KERNEL_BEGIN k_valu_mfma_ok
+  SETUP_AB
+  v_mov_b32 v9, 0x3f803f80
+  s_nop 1
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  s_nop 7
+KERNEL_END k_valu_mfma_ok, 64, 16
+KERNEL_BEGIN k_valu_mfma_short
+  SETUP_AB
+  v_mov_b32 v9, 0x3f803f80
+  s_nop 0
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  s_nop 7
+KERNEL_END k_valu_mfma_short, 64, 16
+
+// VALU overwrites a VGPR an in-flight 4-pass MFMA reads as SrcC: 3 wait states (WAR).
+KERNEL_BEGIN k_valu_war_ok
+  SETUP_AB
+  v_mov_b32 v12, 0
+  v_mov_b32 v13, 0
+  v_mov_b32 v14, 0
+  v_mov_b32 v15, 0
+  s_nop 1
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
+  s_nop 2
+  v_mov_b32 v12, 1
+  s_nop 7
+KERNEL_END k_valu_war_ok, 64, 0
+KERNEL_BEGIN k_valu_war_short
+  SETUP_AB
+  v_mov_b32 v12, 0
+  v_mov_b32 v13, 0
+  v_mov_b32 v14, 0
+  v_mov_b32 v15, 0
+  s_nop 1
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
+  s_nop 1
+  v_mov_b32 v12, 1
+  s_nop 7
+KERNEL_END k_valu_war_short, 64, 0
+
+// A VMEM store of an MFMA result (VGPR destination): 8 wait states for 4 passes.
+KERNEL_BEGIN k_mfma_store_ok
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
+  s_nop 7
+  STORE_V 0, v20
+  s_waitcnt vmcnt(0)
+KERNEL_END k_mfma_store_ok, 64, 0
+KERNEL_BEGIN k_mfma_store_short
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
+  s_nop 6
+  STORE_V 0, v20
+  s_waitcnt vmcnt(0)
+KERNEL_END k_mfma_store_short, 64, 0

@@ -1,0 +1,34 @@
+// LDS across the waves of a workgroup (256 work-items): every work-item writes its id, the
+// workgroup synchronizes, each reads the id written 64 work-items further on.
+.include "common.inc"
+
+.macro EXCHANGE wait_before_barrier
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  ds_write_b32 v1, v0
+  .if \wait_before_barrier
+  s_waitcnt lgkmcnt(0)
+  .endif
+  s_barrier
+  .if !\wait_before_barrier
+  s_waitcnt lgkmcnt(0)
+  .endif
+  v_add_u32 v2, 64, v0
+  v_and_b32 v2, 0xff, v2
+  v_lshlrev_b32 v2, 2, v2
+  ds_read_b32 v3, v2
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_lds_exchange
+  EXCHANGE 1
+KERNEL_END k_lds_exchange, 64, 0, 1024
+
+// The write is only waited for after the barrier: other waves may read before it lands.
+KERNEL_BEGIN k_lds_exchange_late_wait
+  EXCHANGE 0
+KERNEL_END k_lds_exchange_late_wait, 64, 0, 1024

@@ -1,0 +1,93 @@
+// Vector ALU: per-lane results incl. VCC/carry, DPP and SDWA (expected values in
+// test_emu_valu.cpp). v0 = lane id.
+.include "common.inc"
+
+KERNEL_BEGIN k_valu
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  // 0,1,2: 0xffffffff + lane carries out for lanes >= 1; addc adds that carry
+  v_add_co_u32 v2, vcc, -1, v0
+  v_cndmask_b32 v3, 0, 1, vcc
+  v_addc_co_u32 v4, vcc, 0, 0, vcc
+  STORE_V 0, v2
+  STORE_V 1, v3
+  STORE_V 2, v4
+  // 3: lanes below 10 via v_cmp into VCC
+  v_cmp_gt_u32 vcc, 10, v0
+  v_cndmask_b32 v5, 0, 1, vcc
+  STORE_V 3, v5
+  // 4: fma(1.5, 2.0, 0.25) = 3.25 exactly (v5 reused as a temporary)
+  v_mov_b32 v6, 1.5
+  v_mov_b32 v5, 0x3e800000
+  v_fma_f32 v7, v6, 2.0, v5
+  STORE_V 4, v7
+  // 5: byte permute of a:b = 0x11223344:0x55667788 with selector 0x0c0b0400
+  v_mov_b32 v8, 0x11223344
+  v_mov_b32 v9, 0x55667788
+  v_mov_b32 v10, 0x0c0b0400
+  v_perm_b32 v11, v8, v9, v10
+  STORE_V 5, v11
+  // 6: median of (3, 1, 2)
+  v_med3_f32 v12, 4.0, 1.0, 2.0
+  STORE_V 6, v12
+  // 7: 2^3
+  v_mov_b32 v13, 0x40400000
+  v_exp_f32 v14, v13
+  s_nop 0
+  STORE_V 7, v14
+  // 8: DPP row_shr:1 (lane 0 of each row keeps the old value 0xdead)
+  v_mov_b32 v15, 0xdead
+  s_nop 1
+  v_mov_b32_dpp v15, v0 row_shr:1 row_mask:0xf bank_mask:0xf
+  STORE_V 8, v15
+  // 9: SDWA: byte 1 of v16 (0xab) + 1 into the high word, low word of v17 preserved
+  v_mov_b32 v16, 0xab00
+  v_mov_b32 v17, 0x5555
+  v_mov_b32 v18, 1
+  v_add_u32_sdwa v17, v16, v18 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_1 src1_sel:DWORD
+  s_nop 0
+  STORE_V 9, v17
+  // 10,11: 0xffffffff * 0xffffffff + 1 = 0xfffffffe00000002
+  v_mov_b32 v20, -1
+  v_mov_b32 v22, 1
+  v_mov_b32 v23, 0
+  v_mad_u64_u32 v[24:25], s[30:31], v20, v20, v[22:23]
+  STORE_V 10, v24
+  STORE_V 11, v25
+  // 12: lane id from mbcnt over an all-ones mask
+  v_mbcnt_lo_u32_b32 v26, -1, 0
+  v_mbcnt_hi_u32_b32 v26, -1, v26
+  STORE_V 12, v26
+  // 13: readlane of lane 5 broadcast through an SGPR
+  v_readlane_b32 s10, v0, 5
+  s_nop 4
+  v_mov_b32 v27, s10
+  STORE_V 13, v27
+  // 14: max of -0.0 and NaN with a quiet NaN operand gives the other operand (IEEE mode)
+  v_mov_b32 v28, 0x7fc00000
+  v_max_f32 v29, v28, -4.0
+  STORE_V 14, v29
+  // 15: cvt of 2.5 to i32 truncates to 2; rndne(2.5) = 2.0
+  v_mov_b32 v30, 2.5
+  v_cvt_i32_f32 v31, v30
+  v_rndne_f32 v32, v30
+  v_cvt_i32_f32 v32, v32
+  v_add_u32 v31, v31, v32
+  STORE_V 15, v31
+  s_waitcnt vmcnt(0)
+KERNEL_END k_valu
+
+// EXEC masking: only even lanes are active; odd lanes keep the poison already in memory.
+KERNEL_BEGIN k_valu_exec
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_and_b32 v1, 1, v0
+  v_cmp_eq_u32 vcc, 0, v1
+  s_and_saveexec_b64 s[4:5], vcc
+  v_add_u32 v2, 100, v0
+  STORE_V 0, v2
+  s_or_b64 exec, exec, s[4:5]
+  s_waitcnt vmcnt(0)
+KERNEL_END k_valu_exec

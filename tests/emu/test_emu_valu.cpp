@@ -1,0 +1,43 @@
+// Vector ALU family: per-lane results, carries through VCC, VOPC masks, DPP, SDWA, EXEC
+// masking (AMD CDNA4 ISA VOP1/VOP2/VOP3/VOPC pseudocode, DPP and SDWA sections).
+#include "kernel_harness.h"
+
+namespace zyfa::emu::test {
+namespace {
+
+TEST(EmuValu, HandWorkedCases) {
+  TestKernels k("valu");
+  const auto r = k.run("k_valu", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    const uint32_t* o = &r.out[lane * 16];
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    EXPECT_EQ(o[0], lane - 1);                         // 0xffffffff + lane (mod 2^32)
+    EXPECT_EQ(o[1], lane >= 1 ? 1u : 0u);              // carry out
+    EXPECT_EQ(o[2], lane >= 1 ? 1u : 0u);              // 0 + 0 + carry in
+    EXPECT_EQ(o[3], lane < 10 ? 1u : 0u);
+    EXPECT_EQ(o[4], f2u(3.25f));
+    EXPECT_EQ(o[5], 0x00004488u);                      // bytes: b0=0x88, a0=0x44, sign(a)=0, 0
+    EXPECT_EQ(o[6], f2u(2.0f));
+    EXPECT_EQ(o[7], f2u(8.0f));
+    EXPECT_EQ(o[8], lane % 16 == 0 ? 0xdeadu : lane - 1);
+    EXPECT_EQ(o[9], 0x00ac5555u);
+    EXPECT_EQ(o[10], 0x00000002u);
+    EXPECT_EQ(o[11], 0xfffffffeu);
+    EXPECT_EQ(o[12], lane);
+    EXPECT_EQ(o[13], 5u);
+    EXPECT_EQ(o[14], f2u(-4.0f));
+    EXPECT_EQ(o[15], 4u);                              // trunc(2.5) + rndne(2.5) = 2 + 2
+  }
+}
+
+TEST(EmuValu, ExecMasksLanes) {
+  TestKernels k("valu");
+  const auto r = k.run("k_valu_exec", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t lane = 0; lane < 64; ++lane)
+    EXPECT_EQ(r.out[lane * 16], lane % 2 == 0 ? 100 + lane : 0xDEADBEEFu) << "lane " << lane;
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test
