@@ -40,7 +40,8 @@ create() {
   fi
   if ! command -v debootstrap >/dev/null 2>&1; then
     echo "gfx950 sysroot: installing debootstrap"
-    apt-get install -y --no-install-recommends debootstrap >/dev/null
+    apt-get install -y --no-install-recommends debootstrap >/dev/null ||
+      { apt-get update >/dev/null && apt-get install -y --no-install-recommends debootstrap >/dev/null; }
   fi
   mkdir -p "$dir"
   if [ ! -x "$dir/usr/bin/apt-get" ]; then
