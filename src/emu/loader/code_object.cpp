@@ -88,6 +88,7 @@ LoadedCodeObject::LoadedCodeObject(const uint8_t* data, size_t size) {
     if (name == ".text") {
       text_begin_ = sh(i, 16, 8);
       text_end_ = text_begin_ + sh(i, 32, 8);
+      text_file_offset_ = sh(i, 24, 8);
     }
     if (type == 7 /*SHT_NOTE*/) {
       // Notes: namesz, descsz, type, name (4-aligned), desc (4-aligned).

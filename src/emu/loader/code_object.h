@@ -83,6 +83,8 @@ class LoadedCodeObject {
   const std::vector<Instruction>& instructions() const { return insts_; }
   const std::vector<uint8_t>& image() const { return image_; }
   uint64_t text_begin() const { return text_begin_; }
+  // File offset of .text: image offset pc lives at file offset pc - text_begin() + this.
+  uint64_t text_file_offset() const { return text_file_offset_; }
   uint64_t text_end() const { return text_end_; }
 
  private:
@@ -90,7 +92,7 @@ class LoadedCodeObject {
   std::vector<KernelInfo> kernels_;
   std::vector<Instruction> insts_;
   std::vector<int32_t> index_;
-  uint64_t text_begin_ = 0, text_end_ = 0;
+  uint64_t text_begin_ = 0, text_end_ = 0, text_file_offset_ = 0;
   std::string target_;
 };
 

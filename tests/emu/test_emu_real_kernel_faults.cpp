@@ -1,0 +1,178 @@
+// The real AMD kernels, made wrong on purpose, must be stopped by the emulator: a copy of the
+// code object with one s_waitcnt replaced by s_nop 0, and one with the s_nop that spaces an
+// MFMA result from its read shortened by one. The copies run through the shared AMD host path
+// (real kernel arguments, job tables, launch) on a device that substitutes the patched bytes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emu/device/emu_device.h"
+#include "emu/isa/isa_ops.h"
+#include "emu/loader/code_object.h"
+#include "host/amd/amd_backend.h"
+#include "host/amd/code_objects.h"
+#include "host/validate.h"
+#include "support/zyfa_test_support.h"
+
+namespace zyfa::test {
+namespace {
+
+constexpr uint32_t kSNop0 = 0xBF800000u;  // SOPP s_nop 0
+
+struct Patch {
+  std::string object;      // CodeObject::name
+  uint64_t pc = 0;         // image offset of the instruction to replace
+  uint32_t word = kSNop0;  // its new first dword
+};
+
+class PatchingDevice final : public emu::EmuDevice {
+ public:
+  explicit PatchingDevice(Patch p) : patch_(std::move(p)) {}
+  zyfa_status_t launch(const amd::LaunchConfig& cfg) override {
+    if (patch_.object != cfg.code_object->name) return EmuDevice::launch(cfg);
+    std::vector<uint8_t> bytes(cfg.code_object->data, cfg.code_object->data + cfg.code_object->size);
+    const emu::LoadedCodeObject original(bytes.data(), bytes.size());
+    const uint64_t at = patch_.pc - original.text_begin() + original.text_file_offset();
+    std::memcpy(bytes.data() + at, &patch_.word, 4);
+    const emu::LoadedCodeObject patched(bytes.data(), bytes.size());
+    return run(cfg, patched);
+  }
+
+ private:
+  Patch patch_;
+};
+
+const amd::CodeObject& code_object_of(const char* kernel) {
+  const amd::KernelInfo* k = amd::find_kernel(kernel);
+  if (!k) throw std::runtime_error(std::string("no embedded kernel ") + kernel);
+  return *amd::find_code_object(k->code_object);
+}
+
+// Instructions of one kernel: from its entry to the next kernel's entry (or the end of .text).
+std::vector<emu::Instruction> kernel_instructions(const emu::LoadedCodeObject& obj, const char* kernel) {
+  const emu::KernelInfo* k = obj.find_kernel(kernel);
+  uint64_t end = obj.text_end();
+  for (const auto& other : obj.kernels())
+    if (other.entry > k->entry && other.entry < end) end = other.entry;
+  std::vector<emu::Instruction> out;
+  for (const auto& in : obj.instructions())
+    if (in.pc >= k->entry && in.pc < end) out.push_back(in);
+  return out;
+}
+
+struct Outcome {
+  zyfa_status_t status;
+  std::string message;
+};
+
+Outcome run_patched(const AttnConfig& c, const Patch& patch) {
+  AttnData a = make_attn_data(c);
+  std::vector<uint16_t> out(a.out_count());
+  std::vector<float> lse(a.lse_count() + 1);
+  zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
+  d.backend = ZYFA_BACKEND_EMU;
+  FwdProblem p;
+  if (validate_fwd(&d, ZYFA_BACKEND_EMU, &p) != ZYFA_STATUS_SUCCESS) return {ZYFA_STATUS_INVALID_ARGUMENT, zyfa_last_error()};
+  auto backend = amd::make_amd_backend(std::make_unique<PatchingDevice>(patch), ZYFA_BACKEND_EMU);
+  const zyfa_status_t s = backend->fwd(p);
+  return {s, s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error()};
+}
+
+AttnConfig small(zyfa_dtype_t dt, int64_t d_qk) {
+  AttnConfig c;
+  c.dtype = dt;
+  c.d_qk = d_qk;
+  c.heads = 2;
+  c.heads_k = 1;
+  c.seqlen = 37;
+  c.seed = seed_for("RealKernelFaults");
+  return c;
+}
+
+struct KernelCase {
+  const char* kernel;
+  zyfa_dtype_t dtype;
+  int64_t d_qk;
+};
+
+class RealKernel : public ::testing::TestWithParam<KernelCase> {};
+
+// The unpatched copy runs (the device itself is sound), the s_waitcnt right before the
+// kernel's first MFMA removed is caught, and over all of the kernel's s_waitcnt removed one
+// at a time, each run either faults or is a wait the kernel did not need.
+TEST_P(RealKernel, RemovedWaitcntIsCaught) {
+  const KernelCase kc = GetParam();
+  const amd::CodeObject& co = code_object_of(kc.kernel);
+  const emu::LoadedCodeObject obj(co.data, co.size);
+  const auto insts = kernel_instructions(obj, kc.kernel);
+  const AttnConfig c = small(kc.dtype, kc.d_qk);
+
+  Patch identity{co.name, insts.front().pc, insts.front().word0};
+  const Outcome clean = run_patched(c, identity);
+  ASSERT_EQ(clean.status, ZYFA_STATUS_SUCCESS) << clean.message;
+
+  uint64_t before_mfma = 0;
+  std::vector<uint64_t> waits;
+  for (const auto& in : insts) {
+    if (in.enc == emu::Encoding::kSopp && in.op == emu::op::S_WAITCNT) waits.push_back(in.pc);
+    if (in.enc == emu::Encoding::kVop3p && std::string(in.name).find("mfma") != std::string::npos && !before_mfma) {
+      ASSERT_FALSE(waits.empty());
+      before_mfma = waits.back();
+    }
+  }
+  ASSERT_NE(before_mfma, 0u) << "no MFMA in " << kc.kernel;
+  const Outcome targeted = run_patched(c, {co.name, before_mfma, kSNop0});
+  EXPECT_EQ(targeted.status, ZYFA_STATUS_KERNEL_FAULT)
+      << "s_waitcnt at pc 0x" << std::hex << before_mfma << " removed, but the run succeeded";
+  EXPECT_NE(targeted.message.find("still in flight"), std::string::npos) << targeted.message;
+  std::printf("%s: waitcnt at 0x%llx removed -> %s\n", kc.kernel, (unsigned long long)before_mfma,
+              targeted.message.c_str());
+
+  int caught = 0;
+  for (uint64_t pc : waits) caught += run_patched(c, {co.name, pc, kSNop0}).status == ZYFA_STATUS_KERNEL_FAULT;
+  std::printf("%s: %d of %zu s_waitcnt removals stopped by the emulator\n", kc.kernel, caught, waits.size());
+  EXPECT_GT(caught, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Emu, RealKernel,
+                         ::testing::Values(KernelCase{"attn_fwd_bf16_d128", ZYFA_DTYPE_BF16, 128},
+                                           KernelCase{"attn_fwd_bf16_d192", ZYFA_DTYPE_BF16, 192},
+                                           KernelCase{"attn_fwd_fp8_d128", ZYFA_DTYPE_FP8_E4M3, 128},
+                                           KernelCase{"attn_fwd_fp8_d192", ZYFA_DTYPE_FP8_E4M3, 192}),
+                         [](const ::testing::TestParamInfo<KernelCase>& i) { return std::string(i.param.kernel); });
+
+// The s_nop chain that gives an MFMA result its wait states before v_accvgpr_read, shortened
+// by one wait state, is a hazard report; kernels without such a chain (the compiler spaced
+// the reads with other work) are covered by the hand-written hazard kernels.
+TEST(RealKernelNop, ShortenedNopBeforeMfmaReadIsCaught) {
+  int tried = 0;
+  for (const KernelCase kc : {KernelCase{"attn_fwd_fp8_d128", ZYFA_DTYPE_FP8_E4M3, 128},
+                              KernelCase{"attn_fwd_fp8_d192", ZYFA_DTYPE_FP8_E4M3, 192},
+                              KernelCase{"attn_fwd_bf16_d128", ZYFA_DTYPE_BF16, 128},
+                              KernelCase{"attn_fwd_bf16_d192", ZYFA_DTYPE_BF16, 192}}) {
+    const amd::CodeObject& co = code_object_of(kc.kernel);
+    const emu::LoadedCodeObject obj(co.data, co.size);
+    const auto insts = kernel_instructions(obj, kc.kernel);
+    for (size_t i = 1; i < insts.size(); ++i) {
+      const auto& nop = insts[i - 1];
+      if (!(nop.enc == emu::Encoding::kSopp && nop.op == emu::op::S_NOP && (nop.simm16 & 0xF) >= 1)) continue;
+      if (std::string(insts[i].name) != "v_accvgpr_read_b32") continue;
+      const uint32_t shorter = (nop.word0 & ~0xFu) | ((nop.simm16 & 0xF) - 1);
+      const Outcome o = run_patched(small(kc.dtype, kc.d_qk), {co.name, nop.pc, shorter});
+      EXPECT_EQ(o.status, ZYFA_STATUS_KERNEL_FAULT)
+          << kc.kernel << ": s_nop at pc 0x" << std::hex << nop.pc << " shortened, but the run succeeded";
+      EXPECT_NE(o.message.find("MFMA hazard"), std::string::npos) << o.message;
+      std::printf("%s: s_nop at 0x%llx shortened -> %s\n", kc.kernel, (unsigned long long)nop.pc, o.message.c_str());
+      ++tried;
+      break;
+    }
+  }
+  EXPECT_GT(tried, 0) << "no kernel has an s_nop directly before an MFMA result read";
+}
+
+}  // namespace
+}  // namespace zyfa::test
