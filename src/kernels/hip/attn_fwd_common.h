@@ -114,7 +114,8 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
   const int64_t k_row = a.k_stride[1] * T::kElemBytes;
   const int64_t v_row = a.v_stride[1] * T::kElemBytes;
 
-  // Q as the B operand, held for the whole tile. BF16 16x...: lane holds d = 16c + 8h .. +8.
+  // Q as the B operand, held for the whole tile. BF16 (32x32x16 per step c): the lane holds
+  // d = 16c + 8h .. 16c + 8h + 7.
   // FP8: lane holds d = 64c + 16h .. +16 and 64c + 32 + 16h .. +16 (two 16-byte chunks).
   u32x4 qreg[kFp8 ? 2 * T::kQkSteps : T::kQkSteps];
 #pragma unroll
