@@ -113,14 +113,17 @@ zyfa_status_t check_tensor_maps_supported(const FwdProblem& p) {
 
 zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, CUtensorMap* q, CUtensorMap* k, CUtensorMap* v) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
-  // q/k: 64-element column chunks (128 B rows for BF16, 64 B for FP8), swizzled to match the
-  // wgmma shared-memory descriptors. v: BF16 the same; FP8 whole 128-byte rows for the transpose.
-  const CUtensorMapSwizzle qk_swizzle = fp8 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-  zyfa_status_t s = encode(p, {"q", &p.q, p.d_qk, p.heads}, kFwdChunk, qk_swizzle, q);
+  // q/k: column chunks whose rows are 128 bytes (128 B swizzle) or, for FP8 d_qk = 192, 64
+  // bytes (64 B swizzle), matching the kernel's wgmma descriptors. v: BF16 64-column chunks;
+  // FP8 whole 128-byte rows for the in-kernel transpose.
+  const int chunk = fwd_qk_chunk(fp8, static_cast<int>(p.d_qk));
+  const CUtensorMapSwizzle qk_swizzle =
+      chunk * (fp8 ? 1 : 2) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+  zyfa_status_t s = encode(p, {"q", &p.q, p.d_qk, p.heads}, chunk, qk_swizzle, q);
   if (s != ZYFA_STATUS_SUCCESS) return s;
-  s = encode(p, {"k", &p.k, p.d_qk, p.heads_k}, kFwdChunk, qk_swizzle, k);
+  s = encode(p, {"k", &p.k, p.d_qk, p.heads_k}, chunk, qk_swizzle, k);
   if (s != ZYFA_STATUS_SUCCESS) return s;
-  return encode(p, {"v", &p.v, p.d_v, p.heads_k}, fp8 ? 128 : kFwdChunk, CU_TENSOR_MAP_SWIZZLE_128B, v);
+  return encode(p, {"v", &p.v, p.d_v, p.heads_k}, fp8 ? 128 : 64, CU_TENSOR_MAP_SWIZZLE_128B, v);
 }
 
 }  // namespace zyfa::cuda

@@ -23,7 +23,14 @@
 
 #include "host/job_table.h"
 #include "kernels/cuda/fwd_args.h"
+#include "kernels/cuda/fwd_launch.h"
 #include "kernels/cuda/ptx.cuh"
+
+// The two consumer warpgroups take turns issuing their tensor-core work (named barriers), so
+// that one computes its softmax while the other's matrix products run.
+#ifndef ZYFA_CUDA_PINGPONG
+#define ZYFA_CUDA_PINGPONG 1
+#endif
 
 namespace zyfa::cuda {
 
@@ -34,12 +41,12 @@ struct FwdConfig {
   static constexpr int kBlockN = 128;  // keys per block
   static constexpr int kDv = 128;
   static constexpr int kElem = kFp8 ? 1 : 2;
-  // q and k tiles are stored as column chunks of 64 elements, each chunk [rows][64]
-  // swizzled by the TMA: 128-byte rows (128 B swizzle) for BF16, 64-byte rows for FP8.
-  static constexpr int kChunk = 64;
+  // q and k tiles are stored as column chunks, each chunk [rows][kChunk] swizzled by the TMA:
+  // 128-byte rows (128 B swizzle) where the head dim allows, else 64-byte rows (FP8 d_qk = 192).
+  static constexpr int kChunk = fwd_qk_chunk(kFp8, kDqk);
   static constexpr int kRowBytes = kChunk * kElem;
   static constexpr int kQkChunks = kDqk / kChunk;
-  static constexpr int kQkSwizzle = kFp8 ? 2 : 1;           // descriptor code
+  static constexpr int kQkSwizzle = kRowBytes == 128 ? 1 : 2;  // descriptor code: 128 B / 64 B
   static constexpr int kQkSbo = 8 * kRowBytes;              // bytes between 8-row groups
   static constexpr int kQChunkBytes = kBlockM * kRowBytes;
   static constexpr int kKChunkBytes = kBlockN * kRowBytes;
@@ -174,9 +181,9 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
                         n * Cfg::kBlockN, tc.hk, tc.b);
           } else {
 #pragma unroll
-            for (int c = 0; c < Cfg::kDv / Cfg::kChunk; ++c) {
+            for (int c = 0; c < Cfg::kDv / 64; ++c) {
               tma_load_4d(base + Cfg::kOffV + vr.index * Cfg::kVBytes + c * Cfg::kBlockN * 128, tma_v,
-                          vf, c * Cfg::kChunk, n * Cfg::kBlockN, tc.hk, tc.b);
+                          vf, c * 64, n * Cfg::kBlockN, tc.hk, tc.b);
             }
           }
           vr.template advance<kStages>();
@@ -282,6 +289,16 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
   detail::Ring kr, vr;
   uint32_t q_phase = 0;
 
+  // Turn-taking of the tensor cores between the two consumer warpgroups (barrier 1 + wg is
+  // "my turn"); warpgroup 0 starts.
+  auto turn_begin = [&]() {
+    if (ZYFA_CUDA_PINGPONG) named_barrier_sync(1 + wg, 256);
+  };
+  auto turn_end = [&]() {
+    if (ZYFA_CUDA_PINGPONG) named_barrier_arrive(2 - wg, 256);
+  };
+  if (ZYFA_CUDA_PINGPONG && wg == 1) named_barrier_arrive(1, 256);
+
   float s_acc[kAcc];
   float o_acc[kOAcc];
   uint32_t p[kPRegs];
@@ -289,9 +306,6 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
   auto issue_qk = [&](uint32_t k_stage) {
     const uint32_t q_base = base + Cfg::kOffQ + 64 * wg * Cfg::kRowBytes;
     const uint32_t k_base = base + Cfg::kOffK + k_stage * Cfg::kKBytes;
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) s_acc[i] = 0.0f;
-    pin(s_acc);
     wgmma_fence();
 #pragma unroll
     for (int c = 0; c < Cfg::kQkChunks; ++c) {
@@ -301,9 +315,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         const uint64_t da = make_desc(q_base + c * Cfg::kQChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
         const uint64_t db = make_desc(k_base + c * Cfg::kKChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
         if constexpr (Cfg::kIsFp8) {
-          wgmma_m64n128k32_e4m3_ss(s_acc, da, db);
+          wgmma_m64n128k32_e4m3_ss(s_acc, da, db, c + kk);  // the first one overwrites
         } else {
-          wgmma_m64n128k16_bf16_ss(s_acc, da, db);
+          wgmma_m64n128k16_bf16_ss(s_acc, da, db, c + kk);
         }
       }
     }
@@ -483,7 +497,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // First (diagonal, masked) key block.
       int n = tc.m;
       mbar_wait(k_full + 8 * kr.index, kr.phase);
+      turn_begin();
       issue_qk(kr.index);
+      turn_end();
       wgmma_wait<0>();
       pin(s_acc);
       mbar_arrive(k_empty + 8 * kr.index);
@@ -498,9 +514,11 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 #pragma unroll 1
       for (--n; n >= 0; --n) {
         mbar_wait(k_full + 8 * kr.index, kr.phase);
-        issue_qk(kr.index);
         mbar_wait(v_ready + 8 * vr.index, vr.phase);
+        turn_begin();
+        issue_qk(kr.index);
         issue_pv(vr.index);
+        turn_end();
         wgmma_wait<1>();
         pin(s_acc);
         mbar_arrive(k_empty + 8 * kr.index);
@@ -516,7 +534,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         convert_p();
       }
       mbar_wait(v_ready + 8 * vr.index, vr.phase);
+      turn_begin();
       issue_pv(vr.index);
+      turn_end();
       wgmma_wait<0>();
       pin(o_acc);
       mbar_arrive(v_empty + 8 * vr.index);

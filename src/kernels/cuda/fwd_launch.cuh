@@ -9,7 +9,7 @@ namespace zyfa::cuda {
 template <bool kFp8, int kDqk, int kStages>
 cudaError_t launch_fwd_impl(const FwdLaunch& l) {
   using Cfg = FwdConfig<kFp8, kDqk, kStages>;
-  static_assert(Cfg::kBlockM == kFwdBlockM && Cfg::kBlockN == kFwdBlockN && Cfg::kChunk == kFwdChunk);
+  static_assert(Cfg::kBlockM == kFwdBlockM && Cfg::kBlockN == kFwdBlockN);
   auto kernel = fwd_kernel<Cfg, kStages>;
   cudaError_t err =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);

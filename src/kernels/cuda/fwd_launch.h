@@ -21,7 +21,14 @@ struct FwdLaunch {
 // Shape constants the host needs to build tensor maps and job tables.
 inline constexpr int kFwdBlockM = 128;
 inline constexpr int kFwdBlockN = 128;
-inline constexpr int kFwdChunk = 64;  // q/k column chunk (elements) of one TMA box
+// Column chunk (elements) of one q/k TMA box: 128-byte rows where the head dim is a multiple
+// of 128 bytes' worth of elements, else 64 elements (FP8 d_qk = 192: 64-byte rows).
+#ifndef ZYFA_CUDA_FP8_WIDE_CHUNK
+#define ZYFA_CUDA_FP8_WIDE_CHUNK 1
+#endif
+constexpr int fwd_qk_chunk(bool fp8, int d_qk) {
+  return (fp8 && ZYFA_CUDA_FP8_WIDE_CHUNK && d_qk % 128 == 0) ? 128 : 64;
+}
 
 cudaError_t launch_fwd_bf16_d128(const FwdLaunch& l);
 cudaError_t launch_fwd_bf16_d192(const FwdLaunch& l);
