@@ -2,6 +2,7 @@
 // Threads: $ZYFA_EMU_THREADS, else every core.
 #include "emu/device/emu_device.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -99,6 +100,13 @@ zyfa_status_t EmuDevice::run(const amd::LaunchConfig& cfg, const LoadedCodeObjec
   opt.seed = emu_seed_from_env();
   opt.threads = static_cast<unsigned>(env_u64("ZYFA_EMU_THREADS", 0));
   const DispatchResult r = run_dispatch(d, opt);
+  // $ZYFA_EMU_STATS=1: one line per launch on stderr (kernel, size, time, throughput).
+  if (env_u64("ZYFA_EMU_STATS", 0))
+    std::fprintf(stderr, "zyfa emu: %s grid %u block %u: %llu waves, %llu instructions, %llu lane-instructions, %.3f s, %.1f M lane-instr/s\n",
+                 cfg.kernel, cfg.grid[0] * cfg.grid[1] * cfg.grid[2], cfg.block[0] * cfg.block[1] * cfg.block[2],
+                 (unsigned long long)r.stats.waves, (unsigned long long)r.stats.instructions,
+                 (unsigned long long)r.stats.lane_instructions, r.stats.seconds,
+                 r.stats.lane_instructions / 1e6 / (r.stats.seconds > 0 ? r.stats.seconds : 1e-9));
   if (!r.ok) return set_error(ZYFA_STATUS_KERNEL_FAULT, "emu: " + r.error);
   return ZYFA_STATUS_SUCCESS;
 }
