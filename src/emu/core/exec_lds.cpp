@@ -94,7 +94,6 @@ uint32_t atomic(uint16_t o, uint32_t old, uint32_t v) {
 }  // namespace
 
 void execute_ds(Executor& x) {
-  Wave& w = x.wave();
   const Instruction& in = x.inst();
   if (in.gds) x.fault("GDS is not modelled");
   DsShape s;

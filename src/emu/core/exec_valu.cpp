@@ -614,8 +614,13 @@ void ValuExec::run() {
     case op::V_RNDNE_F32: F32_1(std::nearbyint(x0))
     case op::V_FLOOR_F32: F32_1(std::floor(x0))
     case op::V_FREXP_MANT_F32: F32_1((std::isinf(x0) || std::isnan(x0)) ? x0 : [&] { int e; return std::frexp(x0, &e); }())
-    case op::V_FREXP_EXP_I32_F32: { const uint32_t* a = A(); lanes([&](int l) { const float f = as_f32(a[l]);
-      if (std::isinf(f) || std::isnan(f)) return 0u; int e; std::frexp(f, &e); return uint32_t(e); }); break; }
+    case op::V_FREXP_EXP_I32_F32: { const uint32_t* a = A(); lanes([&](int l) {
+        const float f = as_f32(a[l]);
+        if (std::isinf(f) || std::isnan(f)) return 0u;
+        int e;
+        std::frexp(f, &e);
+        return uint32_t(e);
+      }); break; }
     case op::V_EXP_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_exp_f32(a[l], w.mode)); }); break; }
     case op::V_LOG_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_log_f32(a[l], w.mode)); }); break; }
     case op::V_RCP_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rcp_f32(a[l], w.mode)); }); break; }
@@ -626,11 +631,19 @@ void ValuExec::run() {
     // ---- conversions
     case op::V_CVT_F32_I32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(int32_t(a[l])))); }); break; }
     case op::V_CVT_F32_U32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(a[l]))); }); break; }
-    case op::V_CVT_U32_F32: { const uint32_t* a = A(); lanes([&](int l) { const float f = as_f32(a[l]);
-      if (std::isnan(f) || f <= 0) return 0u; if (f >= 4294967296.0f) return 0xFFFFFFFFu; return uint32_t(f); }); break; }
-    case op::V_CVT_I32_F32: { const uint32_t* a = A(); lanes([&](int l) { const float f = as_f32(a[l]);
-      if (std::isnan(f)) return 0u; if (f >= 2147483648.0f) return 0x7FFFFFFFu; if (f <= -2147483648.0f) return 0x80000000u;
-      return uint32_t(int32_t(f)); }); break; }
+    case op::V_CVT_U32_F32: { const uint32_t* a = A(); lanes([&](int l) {
+        const float f = as_f32(a[l]);
+        if (std::isnan(f) || f <= 0) return 0u;
+        if (f >= 4294967296.0f) return 0xFFFFFFFFu;
+        return uint32_t(f);
+      }); break; }
+    case op::V_CVT_I32_F32: { const uint32_t* a = A(); lanes([&](int l) {
+        const float f = as_f32(a[l]);
+        if (std::isnan(f)) return 0u;
+        if (f >= 2147483648.0f) return 0x7FFFFFFFu;
+        if (f <= -2147483648.0f) return 0x80000000u;
+        return uint32_t(int32_t(f));
+      }); break; }
     case op::V_CVT_RPI_I32_F32: { const uint32_t* a = A(); lanes([&](int l) { const float f = as_f32(a[l]);
       return std::isnan(f) ? 0u : uint32_t(int32_t(std::floor(double(f) + 0.5))); }); break; }
     case op::V_CVT_FLR_I32_F32: { const uint32_t* a = A(); lanes([&](int l) { const float f = as_f32(a[l]);
