@@ -39,6 +39,12 @@ class TestKernels {
   // out: `out_words` words filled with 0xDEADBEEF first; `in` is read-only to the kernel.
   Run run(const std::string& kernel, size_t out_words, std::vector<uint32_t> in = {},
           std::vector<uint32_t> args = {}, uint32_t block = 64, uint32_t grid = 1, uint64_t seed = 1) const {
+    const uint32_t b[3] = {block, 1, 1}, g[3] = {grid, 1, 1};
+    return run3(kernel, out_words, std::move(in), std::move(args), b, g, seed);
+  }
+
+  Run run3(const std::string& kernel, size_t out_words, std::vector<uint32_t> in, std::vector<uint32_t> args,
+           const uint32_t block[3], const uint32_t grid[3], uint64_t seed, unsigned threads = 1) const {
     Run r;
     r.out.assign(out_words, 0xDEADBEEFu);
     if (in.empty()) in.push_back(0);
@@ -51,15 +57,17 @@ class TestKernels {
     Dispatch d;
     d.object = object_.get();
     d.kernel = kernel;
-    d.grid[0] = grid;
-    d.block[0] = block;
+    for (int i = 0; i < 3; ++i) {
+      d.grid[i] = grid[i];
+      d.block[i] = block[i];
+    }
     d.kernarg = ka.data();
     d.kernarg_size = ka.size();
     d.regions.push_back({out_ptr, 4 * r.out.size(), true, "out"});
     d.regions.push_back({in_ptr, 4 * in.size(), false, "in"});
     DispatchOptions opt;
     opt.seed = seed;
-    opt.threads = 1;
+    opt.threads = threads;
     r.result = run_dispatch(d, opt);
     return r;
   }

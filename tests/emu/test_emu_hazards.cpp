@@ -28,7 +28,9 @@ INSTANTIATE_TEST_SUITE_P(
     Mfma, Hazard,
     ::testing::Values(Case{"k_mfma4_read_ok", "k_mfma4_read_short"}, Case{"k_mfma8_read_ok", "k_mfma8_read_short"},
                       Case{"k_mfma_overlap_ok", "k_mfma_overlap_short"}, Case{"k_valu_mfma_ok", "k_valu_mfma_short"},
-                      Case{"k_valu_war_ok", "k_valu_war_short"}, Case{"k_mfma_store_ok", "k_mfma_store_short"}),
+                      Case{"k_valu_war_ok", "k_valu_war_short"}, Case{"k_mfma_store_ok", "k_mfma_store_short"},
+                      Case{"k_mfma_srca_ok", "k_mfma_srca_short"}, Case{"k_mfma_waw_ok", "k_mfma_waw_short"},
+                      Case{"k_mfma_ds_ok", "k_mfma_ds_short"}, Case{"k_mfma16_read_ok", "k_mfma16_read_short"}),
     [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.ok).substr(2); });
 
 TEST(EmuMfma, ResultsOfAllOnesAndChain) {
@@ -40,6 +42,10 @@ TEST(EmuMfma, ResultsOfAllOnesAndChain) {
   r = k.run("k_mfma8_read_ok", 64 * 16);
   ASSERT_TRUE(r.result.ok) << r.result.error;
   for (int lane = 0; lane < 64; ++lane) EXPECT_EQ(r.out[lane * 16], f2u(16.0f)) << lane;
+  // e4m3 0x38 = 1.0, scales 2^(127-127) = 1: every output of the 32x32x64 product is 64.
+  r = k.run("k_mfma16_read_ok", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (int lane = 0; lane < 64; ++lane) EXPECT_EQ(r.out[lane * 16], f2u(64.0f)) << lane;
   r = k.run("k_mfma_chain", 64 * 16);
   ASSERT_TRUE(r.result.ok) << r.result.error;
   for (int lane = 0; lane < 64; ++lane) EXPECT_EQ(r.out[lane * 16], f2u(64.0f)) << lane;

@@ -135,3 +135,77 @@ KERNEL_BEGIN k_mfma_store_short
   STORE_V 0, v20
   s_waitcnt vmcnt(0)
 KERNEL_END k_mfma_store_short, 64, 0
+
+// MFMA result read as SrcA by the next MFMA: 8 wait states for 4 passes.
+.macro MFMA_SRCA nops
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
+  s_nop \nops
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[20:23], v[6:9], 0
+  s_nop 7
+.endm
+KERNEL_BEGIN k_mfma_srca_ok
+  MFMA_SRCA 7
+KERNEL_END k_mfma_srca_ok, 64, 16
+KERNEL_BEGIN k_mfma_srca_short
+  MFMA_SRCA 6
+KERNEL_END k_mfma_srca_short, 64, 16
+
+// VALU overwrites an MFMA result (WAW): 8 wait states for 4 passes.
+.macro MFMA_WAW nops
+  SETUP_AB
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
+  s_nop \nops
+  v_mov_b32 v21, 0
+  s_nop 7
+.endm
+KERNEL_BEGIN k_mfma_waw_ok
+  MFMA_WAW 7
+KERNEL_END k_mfma_waw_ok, 64, 0
+KERNEL_BEGIN k_mfma_waw_short
+  MFMA_WAW 6
+KERNEL_END k_mfma_waw_short, 64, 0
+
+// LDS write of an MFMA result: 8 wait states for 4 passes.
+.macro MFMA_DS nops
+  SETUP_AB
+  v_mov_b32 v30, 0
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
+  s_nop \nops
+  ds_write_b32 v30, v22
+  s_waitcnt lgkmcnt(0)
+.endm
+KERNEL_BEGIN k_mfma_ds_ok
+  MFMA_DS 7
+KERNEL_END k_mfma_ds_ok, 64, 0, 64
+KERNEL_BEGIN k_mfma_ds_short
+  MFMA_DS 6
+KERNEL_END k_mfma_ds_short, 64, 0, 64
+
+// 16-pass scaled FP8 MFMA (32x32x64 f8f6f4, e4m3 operands) read by v_accvgpr_read: 20.
+.macro MFMA16_READ last_nop
+  SETUP_AB
+  v_mov_b32 v10, 0x38383838
+  v_mov_b32 v11, 0x38383838
+  v_mov_b32 v12, 0x38383838
+  v_mov_b32 v13, 0x38383838
+  v_mov_b32 v14, 0x38383838
+  v_mov_b32 v15, 0x38383838
+  v_mov_b32 v16, 0x38383838
+  v_mov_b32 v17, 0x38383838
+  v_mov_b32 v18, 127
+  s_nop 1
+  v_mfma_scale_f32_32x32x64_f8f6f4 a[0:15], v[10:17], v[10:17], 0, v18, v18
+  s_nop 7
+  s_nop 7
+  s_nop \last_nop
+  v_accvgpr_read_b32 v19, a0
+  STORE_V 0, v19
+  s_waitcnt vmcnt(0)
+.endm
+KERNEL_BEGIN k_mfma16_read_ok
+  MFMA16_READ 3
+KERNEL_END k_mfma16_read_ok, 64, 16
+KERNEL_BEGIN k_mfma16_read_short
+  MFMA16_READ 2
+KERNEL_END k_mfma16_read_short, 64, 16
