@@ -11,7 +11,8 @@
 //
 // Numerics: base-2 online softmax (exact P with v_exp_f32, rescale whenever the max grows),
 // P rounded (RNE) to the input type for the PV MFMA, row sum in fp32 over the same rounded P,
-// so every output row is a weighted average; descales applied in the kernel; BF16 RNE output.
+// so every output row is a weighted average; FP8 P scaled per 64-key block by a power of two
+// that the scaled MFMA removes; descales applied in the kernel; BF16 RNE output.
 #pragma once
 
 #include <hip/hip_runtime.h>
@@ -55,6 +56,17 @@ __device__ inline float load_descale(uint64_t ptr, float host_value, int64_t sb,
                                      int64_t b, int64_t hk) {
   if (ptr == 0) return host_value;
   return global<const float>(ptr)[b * sb + hk * sh];
+}
+
+// At least 20 wait states between a 16-pass XDL MFMA (v_mfma_scale_f32_32x32x64_f8f6f4 with
+// FP8 operands) and VALU reads of its result, as gfx950 requires. LLVM 21 looks back only 19
+// wait states for that hazard and was seen to place a read exactly 19 states after such an
+// MFMA; the emulator's hazard check caught it. The scheduling barriers keep the reads below
+// the s_nops (8 + 8 + 4 wait states).
+__device__ inline void xdl16_read_guard() {
+  __builtin_amdgcn_sched_barrier(0);
+  asm volatile("s_nop 7\n\ts_nop 7\n\ts_nop 3" ::: "memory");
+  __builtin_amdgcn_sched_barrier(0);
 }
 
 // Key of accumulator register v (= 4g + r) of the 32-key score block starting at `base`.
@@ -138,12 +150,12 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
   // has an unmasked key in every block and the max stays finite.
   const int key_end = min(seqlen, q0 + kAttnWaveRows);
   for (int kb = 0; kb < key_end; kb += T::kKeyBlock) {
-    float s[T::kScoreBlocks][16];
+    f32x16 acc[T::kScoreBlocks];
 #pragma unroll
     for (int sb = 0; sb < T::kScoreBlocks; ++sb) {
       const int key = kb + 32 * sb + ql;
       const gptr<const uint8_t> krow = kbase + static_cast<int64_t>(min(key, seqlen - 1)) * k_row;
-      f32x16 acc = f32x16{};
+      acc[sb] = f32x16{};
 #pragma unroll
       for (int c = 0; c < T::kQkSteps; ++c) {
         if constexpr (kFp8) {
@@ -155,19 +167,23 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
                             int(qreg[2 * c + 1][0]), int(qreg[2 * c + 1][1]), int(qreg[2 * c + 1][2]),
                             int(qreg[2 * c + 1][3])};
           // Formats e4m3 (0) for both; E8M0 scale 127 = 1.0 for every block.
-          acc = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(ka, qb, acc, 0, 0, 0, 127, 0, 127);
+          acc[sb] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(ka, qb, acc[sb], 0, 0, 0, 127, 0, 127);
         } else {
           const u32x4 k0 = *global_cast<const u32x4>(krow + 2 * (16 * c + 8 * half));
-          acc = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k0),
-                                                        __builtin_bit_cast(bf16x8, qreg[c]), acc, 0, 0, 0);
+          acc[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k0),
+                                                            __builtin_bit_cast(bf16x8, qreg[c]), acc[sb], 0, 0, 0);
         }
       }
+    }
+    if constexpr (kFp8) xdl16_read_guard();
+    float s[T::kScoreBlocks][16];
+#pragma unroll
+    for (int sb = 0; sb < T::kScoreBlocks; ++sb)
 #pragma unroll
       for (int v = 0; v < 16; ++v) {
         const int kv = key_of(kb + 32 * sb, v, half);
-        s[sb][v] = kv <= qrow ? acc[v] * score_scale : -__builtin_inff();
+        s[sb][v] = kv <= qrow ? acc[sb][v] * score_scale : -__builtin_inff();
       }
-    }
 
     float mx = s[0][0];
 #pragma unroll
@@ -185,6 +201,18 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
     if constexpr (kFp8) {
       // P^T as the B operand: byte e = 16*sb + 4g + r of the lane is score register 4g+r of
       // block sb. A = V^T: lane (dv = 32j + ql, half) byte e is V[key of that same slot][dv].
+      //
+      // Per-block scaling: P of this 64-key block is computed times 2^E, E = floor(m - mx) with
+      // mx the block's largest score of the row, so that the block's largest probability is
+      // rounded as a value in (1/2, 1] instead of a subnormal or zero; the scaled MFMA divides
+      // 2^E back out through B's E8M0 scale (127 - E, the same in both lanes of the row, which
+      // are the lanes j and j + 32 that supply column j's scale for K blocks 0 and 1). The row
+      // sum adds the same rounded values times 2^-E (exact: a power of two). E <= 126 keeps
+      // 2^-E a normal float.
+      const int e_block = static_cast<int>(fminf(__builtin_floorf(m - mx), 126.0f));
+      const float p_shift = m - static_cast<float>(e_block);
+      const float unscale = bits_to_float(static_cast<uint32_t>(127 - e_block) << 23);
+      float block_sum = 0.0f;
       uint32_t pw[8];
 #pragma unroll
       for (int sb = 0; sb < 2; ++sb)
@@ -192,13 +220,15 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
         for (int g = 0; g < 4; ++g) {
           float p[4];
 #pragma unroll
-          for (int r = 0; r < 4; ++r) p[r] = __builtin_amdgcn_exp2f(s[sb][4 * g + r] - m);
+          for (int r = 0; r < 4; ++r) p[r] = __builtin_amdgcn_exp2f(s[sb][4 * g + r] - p_shift);
           int w = __builtin_amdgcn_cvt_pk_fp8_f32(p[0], p[1], 0, false);
           w = __builtin_amdgcn_cvt_pk_fp8_f32(p[2], p[3], w, true);
-          l += __builtin_amdgcn_cvt_f32_fp8(w, 0) + __builtin_amdgcn_cvt_f32_fp8(w, 1) +
-               __builtin_amdgcn_cvt_f32_fp8(w, 2) + __builtin_amdgcn_cvt_f32_fp8(w, 3);
+          block_sum += __builtin_amdgcn_cvt_f32_fp8(w, 0) + __builtin_amdgcn_cvt_f32_fp8(w, 1) +
+                       __builtin_amdgcn_cvt_f32_fp8(w, 2) + __builtin_amdgcn_cvt_f32_fp8(w, 3);
           pw[4 * sb + g] = static_cast<uint32_t>(w);
         }
+      l += block_sum * unscale;
+      const int p_scale = 127 - e_block;  // E8M0 2^-E
       const i32x8 pb = {int(pw[0]), int(pw[1]), int(pw[2]), int(pw[3]),
                         int(pw[4]), int(pw[5]), int(pw[6]), int(pw[7])};
 #pragma unroll
@@ -217,7 +247,7 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
         }
         const i32x8 va = {int(vw[0]), int(vw[1]), int(vw[2]), int(vw[3]),
                           int(vw[4]), int(vw[5]), int(vw[6]), int(vw[7])};
-        o[j] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(va, pb, o[j], 0, 0, 0, 127, 0, 127);
+        o[j] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(va, pb, o[j], 0, 0, 0, 127, 0, p_scale);
       }
     } else {
       // Two 32x32x16 MFMAs per 32 keys; MFMA t takes score registers 8t .. 8t+7 as its
@@ -254,6 +284,7 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
     }
   }
 
+  if constexpr (kFp8) xdl16_read_guard();  // the epilogue reads the last PV MFMA's results
   const float l_row = l + partner(l, lane);
   if (!qvalid) return;
   const float inv = vd * __builtin_amdgcn_rcpf(l_row);
