@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,9 @@ struct AttnData {
   // Offset of logical (b, s, h, i) in the output buffer, in elements.
   int64_t out_offset(int64_t b, int64_t s, int64_t h, int64_t i) const;
 };
+
+// Lets gtest print a configuration parameter by its name.
+inline void PrintTo(const AttnConfig& c, std::ostream* os) { *os << c.name() << " seed " << c.seed; }
 
 AttnData make_attn_data(const AttnConfig& cfg);  // fresh inputs from cfg.seed
 
