@@ -41,3 +41,31 @@ TEST(EmuValu, ExecMasksLanes) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+// gfx940+ hazards without interlocks (GCNHazardRecognizer checkVALUHazards): a VALU reading
+// an SGPR/VCC a VALU wrote needs 2 wait states; a VALU overwriting the data of a > 64-bit
+// VMEM store needs 2. Exactly enough runs, one fewer stops the kernel.
+TEST(EmuValu, VccReadAfterValuWrite) {
+  TestKernels k("valu");
+  const auto ok = k.run("k_vcc_read_ok", 64 * 16);
+  EXPECT_TRUE(ok.result.ok) << ok.result.error;
+  const auto bad = k.run("k_vcc_read_short", 64 * 16);
+  ASSERT_FALSE(bad.result.ok);
+  EXPECT_NE(bad.result.error.find("vcc_lo read by a VALU"), std::string::npos) << bad.result.error;
+}
+
+TEST(EmuValu, WideStoreDataOverwrite) {
+  TestKernels k("valu");
+  const auto ok = k.run("k_store_data_ok", 64 * 16);
+  ASSERT_TRUE(ok.result.ok) << ok.result.error;
+  for (uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(ok.out[lane * 16 + 1], 2u) << lane;  // data read at issue
+  const auto bad = k.run("k_store_data_short", 64 * 16);
+  ASSERT_FALSE(bad.result.ok);
+  EXPECT_NE(bad.result.error.find("store-data hazard"), std::string::npos) << bad.result.error;
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test

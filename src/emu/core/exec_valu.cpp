@@ -333,6 +333,7 @@ struct ValuExec {
 
   // VALU writes of registers an MFMA is writing (WAW) or reading as SrcC (WAR).
   void valu_write_hazards(uint32_t r) {
+    x.hazard_check_store_data_overwrite(r);
     if (!w.any_mfma || w.clock - w.last_mfma_clock > 24) return;
     const MfmaWrite& m = w.mfma_write[r];
     if (m.valid) {
@@ -373,6 +374,22 @@ struct ValuExec {
     w.valu_vgpr_write_clock[d + 1] = w.clock + 1;
     for (int l = 0; l < kLanes; ++l)
       if ((write_mask >> l) & 1) { p0[l] = lo[l]; p1[l] = hi[l]; }
+  }
+
+  // v_readlane/v_readfirstlane/v_writelane (GCNHazardRecognizer checkRWLaneHazards and the
+  // gfx940 VDecCoExec rules): lane select SGPR written by a VALU 4, EXEC written by a VALU 4,
+  // the VGPR a readlane reads written by a VALU 1.
+  void lane_access_hazards(bool has_lane_select) {
+    auto since = [&](uint64_t t) { return t ? int64_t(w.clock) - int64_t(t - 1) - 1 : int64_t(1) << 40; };
+    if (has_lane_select && in.src[1] < 128 && since(w.valu_sgpr_write_clock[in.src[1]]) < 4)
+      x.fault(fmt::format("VALU hazard: lane select s{} of {} less than 4 wait states after a VALU wrote it",
+                          in.src[1], in.name));
+    if (since(w.valu_exec_write_clock) < 4)
+      x.fault(fmt::format("VALU hazard: {} less than 4 wait states after a VALU wrote EXEC", in.name));
+    if (in.valu != op::V_WRITELANE_B32 && in.src[0] >= operand::kVgpr0 &&
+        since(w.valu_vgpr_write_clock[in.src[0] - operand::kVgpr0]) < 1)
+      x.fault(fmt::format("VALU hazard: {} reads v{} right after a VALU wrote it (needs 1 wait state)", in.name,
+                          in.src[0] - operand::kVgpr0));
   }
 
   void run();
@@ -551,6 +568,7 @@ void ValuExec::run() {
     // ---- moves and lane access
     case op::V_MOV_B32: U32_1(u0)
     case op::V_READFIRSTLANE_B32: {
+      lane_access_hazards(false);
       const uint32_t* a = A();
       const uint64_t e = exec;
       const int lane = e ? ctz64(e) : 0;
@@ -560,6 +578,7 @@ void ValuExec::run() {
       return;
     }
     case op::V_READLANE_B32: {
+      lane_access_hazards(true);
       const uint32_t* a = A();
       const uint32_t lane = x.sread(in.src[1]) & 63;
       x.swrite(in.dst, a[lane]);
@@ -567,6 +586,8 @@ void ValuExec::run() {
       return;
     }
     case op::V_WRITELANE_B32: {
+      lane_access_hazards(true);
+      x.hazard_check_valu_sgpr_read(in.src[0]);
       const uint32_t val = x.sread(in.src[0]);
       const uint32_t lane = x.sread(in.src[1]) & 63;
       uint32_t* d = dst_vgpr();
@@ -575,7 +596,9 @@ void ValuExec::run() {
     }
     case op::V_CNDMASK_B32: {
       const uint32_t* a = A(); const uint32_t* b = B();
-      const uint64_t m = is_vop3 ? x.sread64(in.src[2]) : x.sread64(operand::kVccLo);
+      const uint16_t mcode = is_vop3 ? in.src[2] : operand::kVccLo;
+      x.hazard_check_valu_sgpr_read(mcode, 2);
+      const uint64_t m = x.sread64(mcode);
       lanes([&](int l) { return ((m >> l) & 1) ? b[l] : a[l]; });
       break;
     }
@@ -741,7 +764,9 @@ void ValuExec::run() {
     case op::V_ADDC_CO_U32: case op::V_SUBB_CO_U32: case op::V_SUBBREV_CO_U32: {
       const uint32_t* a = A(); const uint32_t* b = B();
       const bool with_carry_in = v == op::V_ADDC_CO_U32 || v == op::V_SUBB_CO_U32 || v == op::V_SUBBREV_CO_U32;
-      const uint64_t cin = with_carry_in ? (is_vop3 ? x.sread64(in.src[2]) : x.sread64(operand::kVccLo)) : 0;
+      const uint16_t ccode = is_vop3 ? in.src[2] : operand::kVccLo;
+      if (with_carry_in) x.hazard_check_valu_sgpr_read(ccode, 2);
+      const uint64_t cin = with_carry_in ? x.sread64(ccode) : 0;
       uint64_t cout = 0;
       lanes([&](int l) {
         const uint64_t ci = (cin >> l) & 1;

@@ -98,6 +98,11 @@ void capture_store_data(Executor& x, PendingOp* op, uint32_t first, const Access
   }
 }
 
+void mark_store_data(Wave& w, uint32_t first, int dwords) {
+  for (int k = 0; k < dwords; ++k)
+    if (first + k < 256) w.store_data_read_until[first + k] = w.clock + 2 + 1;
+}
+
 uint32_t vaddr_value(Executor& x, uint32_t vgpr, int lane) {
   return x.vreg_read(vgpr)[lane];
 }
@@ -165,6 +170,8 @@ void execute_mubuf(Executor& x) {
   }
   if (a.store) {
     capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
+    // > 64-bit store data is read after issue when soffset is not an SGPR (has12DWordStoreHazard).
+    if (a.dwords > 2 && !in.vdata_acc && in.soffset >= 128) mark_store_data(w, in.vdata, a.dwords);
   } else if (a.to_lds) {
     // LDS destination: M0 + inst_offset + lane * 4 per dword (CDNA4 ISA "Buffer load to LDS").
     const uint64_t t = w.salu_m0_write_clock;
@@ -217,6 +224,7 @@ void execute_flat(Executor& x) {
   }
   if (a.store) {
     capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
+    if (a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
   } else if (a.to_lds) {
     const uint64_t t = w.salu_m0_write_clock;
     if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)

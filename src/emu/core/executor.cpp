@@ -148,6 +148,7 @@ const uint32_t* Executor::vsrc(uint16_t code, uint32_t* tmp, OpType t) {
     hazard_check_read_vgpr(r, false, false);
     return vreg_read(r);
   }
+  if (code < 128) hazard_check_valu_sgpr_read(code);
   uint32_t value;
   if (t == OpType::kF16 && code >= 240 && code <= 248) {
     static const uint16_t f16_consts[] = {0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118};
@@ -169,6 +170,7 @@ void Executor::vsrc64(uint16_t code, uint64_t* out, OpType t) {
     for (int l = 0; l < kLanes; ++l) out[l] = uint64_t(lo[l]) | (uint64_t(hi[l]) << 32);
     return;
   }
+  if (code < 128) hazard_check_valu_sgpr_read(code, 2);
   const uint64_t v = sread64(code, t == OpType::kF64);
   std::fill(out, out + kLanes, v);
 }

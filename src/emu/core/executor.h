@@ -79,6 +79,10 @@ class Executor {
 
   // Hazards (wait states, see hazards.cpp).
   void hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is_vmem_or_ds);
+  // A VALU (incl. MFMA) reading SGPR `code` (and code+1 for 64-bit reads) written by a VALU.
+  void hazard_check_valu_sgpr_read(uint16_t code, int count = 1);
+  // A VALU writing a VGPR that a > 64-bit VMEM store issued just before still reads.
+  void hazard_check_store_data_overwrite(uint32_t vgpr);
   void hazard_before_instruction();
 
   const DispatchContext& ctx() const { return ctx_; }

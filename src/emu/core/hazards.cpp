@@ -47,12 +47,37 @@ void Executor::hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is
     if (t && !is_transcendental(in_->valu) && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
       fault(fmt::format("VALU hazard: v{} read right after the transcendental that writes it (needs 1 wait state)", reg));
   }
-  if (reg < 256) {
+  if (reg < 256 && !is_vmem_or_ds) {
     const uint64_t t = w.fwd1_write_clock[reg];
     if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
       fault(fmt::format("VALU hazard: v{} read right after a partial (dst_sel/op_sel) or cvt_scale write "
                         "that needs 1 wait state before use", reg));
   }
+}
+
+// gfx940+ has no interlock for a VALU writing an SGPR (VCC included) that a VALU reads next:
+// 2 wait states (GCNHazardRecognizer checkVALUHazards, hasVDecCoExecHazard).
+void Executor::hazard_check_valu_sgpr_read(uint16_t code, int count) {
+  Wave& w = *w_;
+  for (int i = 0; i < count; ++i) {
+    const uint16_t c = code + i;
+    if (c >= 128) continue;
+    const uint64_t t = w.valu_sgpr_write_clock[c];
+    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 2)
+      fault(fmt::format("VALU hazard: {} read by a VALU less than 2 wait states after a VALU wrote it",
+                        c == 106 ? "vcc_lo" : c == 107 ? "vcc_hi" : fmt::format("s{}", c)));
+  }
+}
+
+// VMEM stores of more than 64 bits (FLAT/GLOBAL always, MUBUF when soffset is not an SGPR)
+// read their data after issue: a VALU may overwrite it only 2 wait states later on gfx940+
+// (GCNHazardRecognizer createsVALUHazard / checkVALUHazardsHelper, has12DWordStoreHazard).
+void Executor::hazard_check_store_data_overwrite(uint32_t vgpr) {
+  Wave& w = *w_;
+  if (vgpr < 256 && w.store_data_read_until[vgpr] > w.clock)
+    fault(fmt::format("VMEM store-data hazard: VALU write of v{} while the wide store issued {} instruction(s) "
+                      "earlier may still read it (needs 2 wait states)",
+                      vgpr, 2 - (w.store_data_read_until[vgpr] - w.clock) + 0));
 }
 
 void Executor::hazard_before_instruction() {}

@@ -122,6 +122,7 @@ struct Wave {
   std::array<uint64_t, 128> valu_sgpr_write_clock{};   // last VALU write of each SGPR (+1)
   uint64_t valu_exec_write_clock = 0;                  // last VALU write of EXEC (+1)
   uint64_t salu_m0_write_clock = 0;
+  std::array<uint64_t, 256> store_data_read_until{};   // > 64-bit VMEM store data (clock bound)
 
   uint64_t exec() const { return uint64_t(s[126]) | (uint64_t(s[127]) << 32); }
   void set_exec(uint64_t e) { s[126] = uint32_t(e); s[127] = uint32_t(e >> 32); }

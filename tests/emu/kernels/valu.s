@@ -7,7 +7,9 @@ KERNEL_BEGIN k_valu
   SETUP_LANE_ADDR
   s_waitcnt lgkmcnt(0)
   // 0,1,2: 0xffffffff + lane carries out for lanes >= 1; addc adds that carry
+  // (a VALU read of VCC needs 2 wait states after a VALU wrote it on gfx940 and later)
   v_add_co_u32 v2, vcc, -1, v0
+  s_nop 1
   v_cndmask_b32 v3, 0, 1, vcc
   v_addc_co_u32 v4, vcc, 0, 0, vcc
   STORE_V 0, v2
@@ -15,6 +17,7 @@ KERNEL_BEGIN k_valu
   STORE_V 2, v4
   // 3: lanes below 10 via v_cmp into VCC
   v_cmp_gt_u32 vcc, 10, v0
+  s_nop 1
   v_cndmask_b32 v5, 0, 1, vcc
   STORE_V 3, v5
   // 4: fma(1.5, 2.0, 0.25) = 3.25 exactly (v5 reused as a temporary)
@@ -61,7 +64,7 @@ KERNEL_BEGIN k_valu
   STORE_V 12, v26
   // 13: readlane of lane 5 broadcast through an SGPR
   v_readlane_b32 s10, v0, 5
-  s_nop 4
+  s_nop 1
   v_mov_b32 v27, s10
   STORE_V 13, v27
   // 14: max of -0.0 and NaN with a quiet NaN operand gives the other operand (IEEE mode)
@@ -91,3 +94,43 @@ KERNEL_BEGIN k_valu_exec
   s_or_b64 exec, exec, s[4:5]
   s_waitcnt vmcnt(0)
 KERNEL_END k_valu_exec
+
+// VALU writes VCC, a VALU reads it at once: 2 wait states are required on gfx940+.
+KERNEL_BEGIN k_vcc_read_ok
+  v_cmp_gt_u32 vcc, 10, v0
+  s_nop 1
+  v_cndmask_b32 v5, 0, 1, vcc
+KERNEL_END k_vcc_read_ok
+KERNEL_BEGIN k_vcc_read_short
+  v_cmp_gt_u32 vcc, 10, v0
+  s_nop 0
+  v_cndmask_b32 v5, 0, 1, vcc
+KERNEL_END k_vcc_read_short
+
+// A 128-bit global store reads its data after issue: overwriting it needs 2 wait states.
+KERNEL_BEGIN k_store_data_ok
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  v_mov_b32 v2, 1
+  v_mov_b32 v3, 2
+  v_mov_b32 v4, 3
+  v_mov_b32 v5, 4
+  s_waitcnt lgkmcnt(0)
+  global_store_dwordx4 v61, v[2:5], s[20:21]
+  s_nop 1
+  v_mov_b32 v3, 0
+  s_waitcnt vmcnt(0)
+KERNEL_END k_store_data_ok
+KERNEL_BEGIN k_store_data_short
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  v_mov_b32 v2, 1
+  v_mov_b32 v3, 2
+  v_mov_b32 v4, 3
+  v_mov_b32 v5, 4
+  s_waitcnt lgkmcnt(0)
+  global_store_dwordx4 v61, v[2:5], s[20:21]
+  s_nop 0
+  v_mov_b32 v3, 0
+  s_waitcnt vmcnt(0)
+KERNEL_END k_store_data_short
