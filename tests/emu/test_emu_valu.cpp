@@ -69,3 +69,26 @@ TEST(EmuValu, WideStoreDataOverwrite) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+TEST(EmuValu, ConversionOperandSelects) {
+  TestKernels k("valu");
+  const auto r = k.run("k_cvt", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    const uint32_t* o = &r.out[lane * 16];
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    EXPECT_EQ(o[0], 0xc0385678u);  // e4m3(1.0) = 0x38, e4m3(-2.0) = 0xc0 into the high word
+    EXPECT_EQ(o[1], f2u(-2.0f));   // byte 3 back to f32
+    EXPECT_EQ(o[2], 0x40003f80u);  // bf16(2.0) : bf16(1.0)
+    EXPECT_EQ(o[3], f2u(8.0f));    // 2 * 4
+    EXPECT_EQ(o[4], f2u(15.0f));   // 3 * 5
+    EXPECT_EQ(o[5], f2u(12.0f));   // op_sel: low = src0.hi * src1.lo = 3 * 4
+    EXPECT_EQ(o[6], f2u(10.0f));   // op_sel_hi: high = src0.lo * src1.hi = 2 * 5
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test

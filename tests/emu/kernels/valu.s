@@ -134,3 +134,32 @@ KERNEL_BEGIN k_store_data_short
   v_mov_b32 v3, 0
   s_waitcnt vmcnt(0)
 KERNEL_END k_store_data_short
+
+// Conversions and packed math as the kernels use them: op_sel word/dword selects, SDWA byte
+// select (expected values in test_emu_valu.cpp).
+KERNEL_BEGIN k_cvt
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0x12345678
+  v_mov_b32 v10, 1.0
+  v_mov_b32 v11, -2.0
+  v_cvt_pk_fp8_f32 v1, v10, v11 op_sel:[0,0,1]
+  s_nop 0
+  v_cvt_f32_fp8_sdwa v2, v1 src0_sel:BYTE_3
+  v_cvt_pk_bf16_f32 v3, v10, 2.0
+  v_mov_b32 v6, 2.0
+  v_mov_b32 v7, 0x40400000
+  v_mov_b32 v8, 4.0
+  v_mov_b32 v9, 0x40a00000
+  v_pk_mul_f32 v[4:5], v[6:7], v[8:9]
+  v_pk_mul_f32 v[12:13], v[6:7], v[8:9] op_sel:[1,0] op_sel_hi:[0,1]
+  STORE_V 0, v1
+  STORE_V 1, v2
+  STORE_V 2, v3
+  STORE_V 3, v4
+  STORE_V 4, v5
+  STORE_V 5, v12
+  STORE_V 6, v13
+  s_waitcnt vmcnt(0)
+KERNEL_END k_cvt
