@@ -32,3 +32,43 @@ TEST(EmuDispatch, InitialStateOfEveryWorkItem) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+TEST(EmuDispatch, RefusesWhatItDoesNotModel) {
+  TestKernels k("dispatch");
+  const auto scratch = k.run("k_scratch", 16);
+  ASSERT_FALSE(scratch.result.ok);
+  EXPECT_NE(scratch.result.error.find("scratch"), std::string::npos) << scratch.result.error;
+  const auto missing = k.run("no_such_kernel", 16);
+  ASSERT_FALSE(missing.result.ok);
+  EXPECT_NE(missing.result.error.find("no_such_kernel"), std::string::npos) << missing.result.error;
+}
+
+TEST(EmuLoader, RejectsOtherTargetsAndDamage) {
+  std::vector<uint8_t> bytes = read_binary(std::string(ZYFA_EMU_TEST_KERNEL_DIR) + "/dispatch.co");
+  ASSERT_GT(bytes.size(), 64u);
+  std::vector<uint8_t> gfx942 = bytes;
+  gfx942[48] = 0x4C;  // e_flags machine: gfx942
+  try {
+    LoadedCodeObject obj(gfx942.data(), gfx942.size());
+    ADD_FAILURE() << "a gfx942 object loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("gfx950"), std::string::npos) << e.what();
+  }
+  std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + 200);
+  EXPECT_THROW(LoadedCodeObject(truncated.data(), truncated.size()), std::exception);
+  const LoadedCodeObject ok(bytes.data(), bytes.size());
+  const KernelInfo* k = ok.find_kernel("k_dispatch");
+  ASSERT_NE(k, nullptr);
+  EXPECT_TRUE(k->kd.user_dispatch_ptr());
+  EXPECT_TRUE(k->kd.user_kernarg_segment_ptr());
+  EXPECT_EQ(k->kd.user_sgpr_count(), 4u);
+  EXPECT_EQ(k->kd.enable_vgpr_workitem_id(), 2u);
+  EXPECT_EQ(k->kd.accum_offset(), 16u);
+  EXPECT_EQ(k->kd.kernarg_size, 16u);
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test

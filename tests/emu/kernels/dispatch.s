@@ -55,3 +55,21 @@ k_dispatch:
   .amdhsa_next_free_sgpr 24
   .amdhsa_accum_offset 16
 .end_amdhsa_kernel
+
+// A kernel that asks for a private (scratch) segment: the emulator refuses to run it.
+.text
+.p2align 8
+.globl k_scratch
+.type k_scratch,@function
+k_scratch:
+  s_endpgm
+
+.rodata
+.p2align 6
+.amdhsa_kernel k_scratch
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_private_segment_fixed_size 64
+  .amdhsa_next_free_vgpr 8
+  .amdhsa_next_free_sgpr 8
+  .amdhsa_accum_offset 8
+.end_amdhsa_kernel
