@@ -1,7 +1,8 @@
 // MFMA dependency hazards: each case with exactly the documented number of wait states must
-// run, and with one fewer must stop with a hazard diagnostic (gfx950 numbers: GCNHazardRecognizer
-// / gfx950-facts.md: 4-pass XDL result read by VALU/VMEM 8, by an overlapping SrcC 6; 8-pass
-// read 12; VALU write then MFMA read 2; VALU write of an in-flight SrcC 3; same-SrcC chain 0).
+// run, and with one fewer must stop with a hazard diagnostic. gfx950 numbers from LLVM
+// GCNHazardRecognizer.cpp: 4-pass XDL result read by VALU/VMEM/LDS or as SrcA 8, by an
+// overlapping SrcC 6; 8-pass read 12; 16-pass read 20; VALU write then MFMA read 2; VALU write
+// of an in-flight SrcC 3; VALU overwrite of a 4-pass result 8; same-SrcC chain 0.
 #include "kernel_harness.h"
 
 namespace zyfa::emu::test {

@@ -5,8 +5,8 @@
 // Sources: LLVM GCNHazardRecognizer.cpp (checkMAIHazards90A, checkMAIVALUHazards,
 // checkVALUHazards: GFX940 XDL "N pass" tables, gfx950 adds one wait state to the 4/8/16-pass
 // read-after-write cases; TransDefWaitstates; dst_sel/op_sel forwarding; cvt_scale
-// forwarding), summarized in /gfx950-facts.md; the numbers per pass count come from
-// mfma_wait_states() in semantics/mfma.h and are checked by tests/emu/hazard_test.cpp.
+// forwarding); the numbers per pass count come from
+// mfma_wait_states() in semantics/mfma.h and are checked by tests/emu/test_emu_hazards.cpp.
 #include <fmt/format.h>
 
 #include "emu/core/executor.h"

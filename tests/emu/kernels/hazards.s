@@ -1,4 +1,4 @@
-// MFMA dependency wait states (gfx950, GCNHazardRecognizer / gfx950-facts.md): each hazard
+// MFMA dependency wait states (gfx950, LLVM GCNHazardRecognizer.cpp): each hazard
 // as a pair of kernels, one with exactly the required wait states and one with one fewer.
 .include "common.inc"
 
