@@ -321,11 +321,14 @@ void Executor::drain_all() {
 
 void Executor::maybe_complete_random() {
   Wave& w = *w_;
-  // Each class lands its oldest outstanding operation with probability 1/4 per issued
-  // instruction: data arrives at random points, never later than the wait that needs it.
-  if (!w.vm_queue.empty() && (rng().next() & 3) == 0) land_oldest(Counter::kVm);
-  if (!w.lds_queue.empty() && (rng().next() & 3) == 0) land_oldest(Counter::kLgkmLds);
-  if (!w.smem_set.empty() && (rng().next() & 3) == 0) land_oldest(Counter::kLgkmSmem);
+  // Each class lands its oldest outstanding operation with a small probability per issued
+  // instruction (vector memory 1/16, LDS and scalar memory 1/8: latencies of a few to tens of
+  // instructions, as on the hardware): data arrives at random points, never later than the
+  // wait that needs it, and stays invisible to other waves long enough for a missing
+  // wait or barrier to show.
+  if (!w.vm_queue.empty() && (rng().next() & 15) == 0) land_oldest(Counter::kVm);
+  if (!w.lds_queue.empty() && (rng().next() & 7) == 0) land_oldest(Counter::kLgkmLds);
+  if (!w.smem_set.empty() && (rng().next() & 7) == 0) land_oldest(Counter::kLgkmSmem);
 }
 
 // ---------------------------------------------------------------- memory checks
