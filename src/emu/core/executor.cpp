@@ -255,6 +255,9 @@ void Executor::land(PendingOp* op) {
       break;
   }
   op->landed = true;
+  if (ctx_.trace.enabled && ctx_.trace.out && wg_.linear_id == ctx_.trace.workgroup &&
+      w_->id_in_group == ctx_.trace.wave)
+    *ctx_.trace.out << fmt::format("    (memory operation of pc 0x{:05x} landed)\n", op->pc);
 }
 
 void Executor::retire(PendingOp* op) {
