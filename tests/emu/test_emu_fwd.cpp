@@ -38,6 +38,10 @@ std::vector<AttnConfig> configs() {
     v.push_back(cfg(dt, 128, 2, 2, 37, Layout::PACKED_QKV, DescaleMode::HOST, false));  // packed, no LSE
     v.push_back(cfg(dt, 128, 3, 1, 37, Layout::BSHD, DescaleMode::HOST, true, 2, Inputs::REALISTIC));
   }
+  // Longer sequences: several jobs per persistent workgroup, many key blocks per tile.
+  v.push_back(cfg(ZYFA_DTYPE_BF16, 128, 8, 2, 1000));
+  v.push_back(cfg(ZYFA_DTYPE_FP8_E4M3, 128, 8, 2, 1000));
+  v.push_back(cfg(ZYFA_DTYPE_FP8_E4M3, 192, 2, 1, 300, Layout::BSHD, DescaleMode::HOST, true, 1, Inputs::REALISTIC));
   const auto fp8 = ZYFA_DTYPE_FP8_E4M3;
   v.push_back(cfg(fp8, 128, 4, 2, 37, Layout::BSHD, DescaleMode::DEVICE_SCALAR));
   v.push_back(cfg(fp8, 128, 4, 2, 37, Layout::BHSD, DescaleMode::DEVICE_PER_HEAD, true, 2));
