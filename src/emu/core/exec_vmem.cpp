@@ -177,7 +177,7 @@ void execute_mubuf(Executor& x) {
     const uint64_t t = w.salu_m0_write_clock;
     if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
       x.fault("LDS-DMA hazard: buffer load to LDS right after an SALU write of M0 (needs 1 wait state)");
-    op->lds_base = x.sread(operand::kM0);
+    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
   } else {
     op->dst_reg = in.vdata + (in.vdata_acc ? kAgprBase : 0);
     mark_destination(x, op, op->dst_reg, a.dwords);
@@ -229,7 +229,7 @@ void execute_flat(Executor& x) {
     const uint64_t t = w.salu_m0_write_clock;
     if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
       x.fault("LDS-DMA hazard: global load to LDS right after an SALU write of M0 (needs 1 wait state)");
-    op->lds_base = x.sread(operand::kM0);
+    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
   } else {
     op->dst_reg = in.vdst + (in.vdata_acc ? kAgprBase : 0);
     mark_destination(x, op, op->dst_reg, a.dwords);
@@ -310,8 +310,9 @@ void complete_global_op(Executor& x, PendingOp& op) {
     return;
   }
   if (op.kind == PendingOp::kGlobalLoadToLds) {
-    // Each active lane's dwords land at M0 + lane * 4 (+ k * 256 for multi-dword forms), as
-    // the CDNA4 ISA "global/buffer load to LDS" describes (LDS_ADDR = M0 + inst_offset + TID*4).
+    // LDS address = M0 + inst_offset + lane * 4 for sizes up to a dword, lane * 16 for the
+    // gfx950 12- and 16-byte forms (LLVM AMDGPUUsage "GFX9 LDS DMA"; the immediate offset
+    // applies to both the memory and the LDS address).
     for (int l = 0; l < kLanes; ++l) {
       if (!((exec >> l) & 1)) continue;
       for (int k = 0; k < op.dwords; ++k) {
@@ -319,7 +320,7 @@ void complete_global_op(Executor& x, PendingOp& op) {
         if (op.valid[l * 4 + k]) std::memcpy(&v, reinterpret_cast<const void*>(op.addr[l * 4 + k]), op.elem_bytes);
         if (op.sign_extend && op.elem_bytes == 1) v = uint32_t(int32_t(int8_t(v)));
         if (op.sign_extend && op.elem_bytes == 2) v = uint32_t(int32_t(int16_t(v)));
-        const uint64_t lds = uint64_t(op.lds_base) + uint64_t(l) * 4 * op.dwords + uint64_t(k) * 4;
+        const uint64_t lds = uint64_t(op.lds_base) + uint64_t(l) * (op.dwords > 1 ? 16 : 4) + uint64_t(k) * 4;
         std::memcpy(x.lds_ptr(lds, 4, l, true), &v, 4);
       }
     }
