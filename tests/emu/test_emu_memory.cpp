@@ -46,3 +46,22 @@ TEST(EmuMemory, StoreIntoReadOnlyBufferFaults) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+TEST(EmuMemory, GlobalLoadToLds) {
+  TestKernels k("memory");
+  std::vector<uint32_t> in(256);
+  for (uint32_t i = 0; i < in.size(); ++i) in[i] = 0x5000u + i;
+  const auto r = k.run("k_load_to_lds", 64 * 16, in);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) {
+    EXPECT_EQ(r.out[l * 16 + 0], 0x5000u + l) << l;          // dword form: LDS[M0 + 4l] = in[l]
+    EXPECT_EQ(r.out[l * 16 + 1], 0x5000u + 4 * l) << l;      // x4 form: LDS[M0 + 16l ..] = in[4l ..]
+    EXPECT_EQ(r.out[l * 16 + 2], 0x5000u + 4 * l + 3) << l;
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test

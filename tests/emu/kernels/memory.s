@@ -55,3 +55,27 @@ KERNEL_BEGIN k_global_readonly
   global_store_dword v1, v1, s[22:23]
   s_waitcnt vmcnt(0)
 KERNEL_END k_global_readonly
+
+// Global loads straight to LDS: dword (4 bytes per lane) and dwordx4 (16 bytes per lane),
+// M0 = LDS base, then read back with ds_read (test_emu_memory.cpp).
+KERNEL_BEGIN k_load_to_lds
+  s_load_dwordx4 s[20:23], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  v_lshlrev_b32 v1, 2, v0                 // lane * 4
+  v_lshlrev_b32 v2, 4, v0                 // lane * 16
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 m0, 0
+  s_nop 0
+  global_load_lds_dword v1, s[22:23]
+  s_mov_b32 m0, 0x100
+  s_nop 0
+  global_load_lds_dwordx4 v2, s[22:23]
+  s_waitcnt vmcnt(0)
+  ds_read_b32 v3, v1
+  ds_read_b128 v[4:7], v2 offset:0x100
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  STORE_V 1, v4
+  STORE_V 2, v7
+  s_waitcnt vmcnt(0)
+KERNEL_END k_load_to_lds, 64, 0, 1280
