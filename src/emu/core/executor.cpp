@@ -337,19 +337,20 @@ void Executor::maybe_complete_random() {
 // ---------------------------------------------------------------- memory checks
 
 const MemoryRegion* Executor::region_for(uint64_t addr, uint64_t bytes, bool write) const {
-  const auto& r = ctx_.regions;
-  auto it = std::upper_bound(r.begin(), r.end(), addr,
-                             [](uint64_t a, const MemoryRegion& m) { return a < m.base; });
-  if (it == r.begin()) return nullptr;
-  --it;
-  if (addr - it->base > it->bytes || bytes > it->bytes - (addr - it->base)) return nullptr;
-  if (write && !it->writable) return nullptr;
-  return &*it;
+  // Regions may overlap (a device allocation that is also a buffer of the call): any region
+  // that contains the whole access and allows it will do. The lists are short.
+  const MemoryRegion* readable = nullptr;
+  for (const MemoryRegion& m : ctx_.regions) {
+    if (addr < m.base || addr - m.base > m.bytes || bytes > m.bytes - (addr - m.base)) continue;
+    if (!write || m.writable) return &m;
+    readable = &m;
+  }
+  return write ? nullptr : readable;
 }
 
 void Executor::check_global(uint64_t addr, uint32_t bytes, bool write, int lane) {
   if (region_for(addr, bytes, write)) return;
-  const MemoryRegion* any = region_for(addr, bytes, false);
+  const MemoryRegion* any = write ? region_for(addr, bytes, false) : nullptr;
   if (write && any)
     fault(fmt::format("lane {} writes {} bytes at 0x{:x} inside read-only region '{}'", lane, bytes, addr, any->name));
   fault(fmt::format("lane {} {} {} bytes at 0x{:x}, outside every buffer of the call", lane,
