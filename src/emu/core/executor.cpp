@@ -337,12 +337,17 @@ void Executor::maybe_complete_random() {
 // ---------------------------------------------------------------- memory checks
 
 const MemoryRegion* Executor::region_for(uint64_t addr, uint64_t bytes, bool write) const {
+  auto contains = [&](const MemoryRegion& m) {
+    return addr >= m.base && addr - m.base <= m.bytes && bytes <= m.bytes - (addr - m.base);
+  };
+  // Consecutive lanes almost always hit the region of the previous access.
+  if (last_region_ && contains(*last_region_) && (!write || last_region_->writable)) return last_region_;
   // Regions may overlap (a device allocation that is also a buffer of the call): any region
   // that contains the whole access and allows it will do. The lists are short.
   const MemoryRegion* readable = nullptr;
   for (const MemoryRegion& m : ctx_.regions) {
-    if (addr < m.base || addr - m.base > m.bytes || bytes > m.bytes - (addr - m.base)) continue;
-    if (!write || m.writable) return &m;
+    if (!contains(m)) continue;
+    if (!write || m.writable) return last_region_ = &m;
     readable = &m;
   }
   return write ? nullptr : readable;

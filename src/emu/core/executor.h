@@ -106,6 +106,7 @@ class Executor {
   Wave* w_ = nullptr;
   const Instruction* in_ = nullptr;
   bool branch_taken_ = false;
+  mutable const MemoryRegion* last_region_ = nullptr;
   uint64_t next_pc_ = 0;
   friend struct ValuExec;
   friend struct SaluExec;
