@@ -65,3 +65,16 @@ TEST(EmuMemory, GlobalLoadToLds) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+TEST(EmuMemory, CacheMaintenanceRuns) {
+  TestKernels k("memory");
+  const auto r = k.run("k_cache_ops", 16);
+  EXPECT_TRUE(r.result.ok) << r.result.error;
+  EXPECT_EQ(r.result.stats.instructions, 5u);
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test

@@ -112,6 +112,14 @@ uint32_t vaddr_value(Executor& x, uint32_t vgpr, int lane) {
 void execute_mubuf(Executor& x) {
   Wave& w = x.wave();
   const Instruction& in = x.inst();
+  if (in.op == op::WBL2 || in.op == op::INV) {
+    // Cache write-back / invalidate: there is no cache model (a landed write is visible to
+    // every wave), so they only take their place in the vmcnt order.
+    PendingOp* op = x.new_op(PendingOp::kGlobalStore, Counter::kVm);
+    op->exec = 0;
+    x.issue(op);
+    return;
+  }
   Access a;
   if (!describe(in.op, true, &a)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
   if (in.lds) {
@@ -252,7 +260,9 @@ void execute_smem(Executor& x) {
     case op::S_BUFFER_LOAD_DWORDX4: dwords = 4; buffer = true; break;
     case op::S_BUFFER_LOAD_DWORDX8: dwords = 8; buffer = true; break;
     case op::S_BUFFER_LOAD_DWORDX16: dwords = 16; buffer = true; break;
-    case op::S_DCACHE_DISCARD: case op::S_DCACHE_DISCARD_X2: return;
+    case op::S_DCACHE_DISCARD: case op::S_DCACHE_DISCARD_X2: case op::S_DCACHE_INV: case op::S_DCACHE_WB:
+    case op::S_DCACHE_INV_VOL: case op::S_DCACHE_WB_VOL:
+      return;  // scalar cache maintenance: no cache model
     default: x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
   }
   // Offset: a 21-bit signed immediate (imm = 1) or an SGPR (imm = 0); soe adds soffset.

@@ -79,3 +79,11 @@ KERNEL_BEGIN k_load_to_lds
   STORE_V 2, v7
   s_waitcnt vmcnt(0)
 KERNEL_END k_load_to_lds, 64, 0, 1280
+
+// Cache maintenance (no cache model: they only take their place in the counters).
+KERNEL_BEGIN k_cache_ops
+  buffer_wbl2 sc1
+  buffer_inv sc1
+  s_dcache_wb
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+KERNEL_END k_cache_ops
