@@ -47,7 +47,7 @@ std::vector<std::string> objdump_mnemonics(const std::string& file) {
 
 std::vector<std::string> code_objects() {
   std::vector<std::string> files = split_list(ZYFA_EMU_CODE_OBJECT_FILES);
-  for (const char* k : {"salu", "valu", "memory", "waitcnt", "lds", "hazards", "ds", "smem", "dispatch"})
+  for (const char* k : {"salu", "valu", "memory", "waitcnt", "lds", "hazards", "ds", "smem", "dispatch", "hidden"})
     files.push_back(std::string(ZYFA_EMU_TEST_KERNEL_DIR) + "/" + k + ".co");
   return files;
 }

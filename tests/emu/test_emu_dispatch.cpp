@@ -72,3 +72,32 @@ TEST(EmuLoader, RejectsOtherTargetsAndDamage) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+// Only the explicit argument (8 bytes) is given: the emulator appends the hidden block counts
+// and group sizes that the metadata lists, as the HIP runtime would.
+TEST(EmuDispatch, HiddenArgumentsFromMetadata) {
+  TestKernels k("hidden");
+  std::vector<uint32_t> out(4, 0xDEADBEEFu);
+  const uint64_t out_ptr = reinterpret_cast<uint64_t>(out.data());
+  Dispatch d;
+  d.object = &k.object();
+  d.kernel = "k_hidden";
+  d.grid[0] = 3;
+  d.grid[1] = 2;
+  d.block[0] = 64;
+  d.kernarg = &out_ptr;
+  d.kernarg_size = 8;
+  d.regions.push_back({out_ptr, out.size() * 4, true, "out"});
+  DispatchOptions opt;
+  const DispatchResult r = run_dispatch(d, opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(out[0], 3u);
+  EXPECT_EQ(out[1], 2u);
+  EXPECT_EQ(out[2], 64u | (1u << 16));
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test
