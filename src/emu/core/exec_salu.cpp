@@ -148,6 +148,10 @@ void execute_salu(Executor& x) {
                              const int32_t r = int32_t(uint32_t(a) + uint32_t(ks));
                              D(uint32_t(r)); w.scc = ((a >= 0) == (ks >= 0)) && ((r >= 0) != (a >= 0)); return; }
       case op::S_MULK_I32: D(uint32_t(int64_t(int32_t(Dread())) * ks)); return;
+      case op::S_CALL_B64:  // D = address of the next instruction; PC += simm16 * 4 + 4
+        D64(image_base(x) + in.pc + 4);
+        x.set_next_pc(in.pc + 4 + int64_t(ks) * 4);
+        return;
       case op::S_GETREG_B32: {
         const HwReg h = hwreg(k);
         if (h.id != 1) x.fault(fmt::format("s_getreg of hardware register {} is not modelled (only HW_REG_MODE)", h.id));

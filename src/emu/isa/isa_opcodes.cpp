@@ -29,7 +29,7 @@ const OpcodeName kSopkOpcodes[] = {
     {8, "s_cmpk_eq_u32"}, {9, "s_cmpk_lg_u32"}, {10, "s_cmpk_gt_u32"}, {11, "s_cmpk_ge_u32"},
     {12, "s_cmpk_lt_u32"}, {13, "s_cmpk_le_u32"}, {14, "s_addk_i32"}, {15, "s_mulk_i32"},
     {16, "s_cbranch_i_fork"}, {17, "s_getreg_b32"}, {18, "s_setreg_b32"},
-    {20, "s_setreg_imm32_b32"},
+    {20, "s_setreg_imm32_b32"}, {21, "s_call_b64"},
 };
 const size_t kSopkOpcodesCount = sizeof(kSopkOpcodes) / sizeof(OpcodeName);
 

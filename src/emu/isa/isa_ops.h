@@ -86,6 +86,7 @@ enum Sopk : uint16_t {
   S_GETREG_B32 = 17,
   S_SETREG_B32 = 18,
   S_SETREG_IMM32_B32 = 20,
+  S_CALL_B64 = 21,
 };
 
 enum Sop1 : uint16_t {
