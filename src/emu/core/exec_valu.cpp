@@ -680,7 +680,8 @@ void ValuExec::run() {
     case op::V_CVT_F32_F64: { check_round_mode(); uint64_t a[kLanes]; src64(0, a, ValuType::kF64);
       lanes([&](int l) { return out_f32(as_u32(float(as_f64(a[l])))); }); break; }
     case op::V_CVT_F32_BF16: { const uint32_t* a = src(0, ValuType::kB32); lanes([&](int l) { return (a[l] & 0xFFFF) << 16; }); break; }
-    case op::V_CVT_PKRTZ_F16_F32: x.fault("v_cvt_pkrtz_f16_f32 (round toward zero) is not implemented by the emulator");
+    case op::V_CVT_PKRTZ_F16_F32: { const uint32_t* a = A(); const uint32_t* b = B();
+      lanes([&](int l) { return cvt_pkrtz_f16_f32(a[l], b[l], w.mode); }); break; }
     case op::V_CVT_PK_F16_F32: { const uint32_t* a = A(); const uint32_t* b = B();
       lanes([&](int l) { return uint32_t(f32_to_f16(as_f32(in_f32(a[l])))) | (uint32_t(f32_to_f16(as_f32(in_f32(b[l])))) << 16); }); break; }
     case op::V_CVT_PK_BF16_F32: { const uint32_t* a = A(); const uint32_t* b = B();
