@@ -87,6 +87,7 @@ TEST(EmuValu, ConversionOperandSelects) {
     EXPECT_EQ(o[4], f2u(15.0f));   // 3 * 5
     EXPECT_EQ(o[5], f2u(12.0f));   // op_sel: low = src0.hi * src1.lo = 3 * 4
     EXPECT_EQ(o[6], f2u(10.0f));   // op_sel_hi: high = src0.lo * src1.hi = 2 * 5
+    EXPECT_EQ(o[7], 0x34cc3c00u);  // f16(1.0) : f16(0.3) toward zero (0x34cc; nearest would be 0x34cd)
   }
 }
 

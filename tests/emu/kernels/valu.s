@@ -159,7 +159,10 @@ KERNEL_BEGIN k_cvt
   STORE_V 2, v3
   STORE_V 3, v4
   STORE_V 4, v5
+  v_mov_b32 v14, 0x3e99999a               // 0.3f
+  v_cvt_pkrtz_f16_f32 v15, v10, v14
   STORE_V 5, v12
   STORE_V 6, v13
+  STORE_V 7, v15
   s_waitcnt vmcnt(0)
 KERNEL_END k_cvt
