@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -83,6 +84,9 @@ struct Rule {
   zyfa_status_t status;
   const char* message;  // must appear in zyfa_last_error()
 };
+
+// gtest prints parameters of failing cases; a rule prints as its name.
+void PrintTo(const Rule& rule, std::ostream* os) { *os << rule.name; }
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> r = {
@@ -212,6 +216,8 @@ struct QuantRule {
   zyfa_status_t status;
   const char* message;
 };
+
+void PrintTo(const QuantRule& rule, std::ostream* os) { *os << rule.name; }
 
 class QuantizeValidation : public ::testing::TestWithParam<QuantRule> {};
 
