@@ -93,3 +93,21 @@ TEST(EmuValu, ConversionOperandSelects) {
 
 }  // namespace
 }  // namespace zyfa::emu::test
+
+namespace zyfa::emu::test {
+namespace {
+
+// MODE.FP16_OVFL comes from the kernel descriptor: without it an out-of-range FP8 conversion
+// gives NaN (0x7f), with it the largest finite value (448 = 0x7e).
+TEST(EmuValu, Fp16OverflowModeFromDescriptor) {
+  TestKernels k("valu");
+  const auto nan = k.run("k_fp8_overflow_nan", 64 * 16);
+  ASSERT_TRUE(nan.result.ok) << nan.result.error;
+  EXPECT_EQ(nan.out[0] & 0xFFFF, 0x7f7fu);
+  const auto sat = k.run("k_fp8_overflow_sat", 64 * 16);
+  ASSERT_TRUE(sat.result.ok) << sat.result.error;
+  EXPECT_EQ(sat.out[0] & 0xFFFF, 0x7e7eu);
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test

@@ -398,8 +398,10 @@ void Executor::init_waves() {
     for (size_t i = 0; i < w.a.size(); ++i) w.a[i] = 0x7FBADBADu;
     for (size_t i = 0; i < w.s.size(); ++i) w.s[i] = 0x7FBADBADu;
     w.scc = false;
-    // MODE from compute_pgm_rsrc1: FLOAT_MODE (round [3:0], denorm [7:4]), DX10_CLAMP, IEEE.
-    w.mode = kd.float_mode() | (kd.dx10_clamp() ? 1u << 8 : 0) | (kd.ieee_mode() ? 1u << 9 : 0);
+    // MODE from compute_pgm_rsrc1: FLOAT_MODE (round [3:0], denorm [7:4]), DX10_CLAMP, IEEE,
+    // FP16_OVFL (MODE bit 23: saturating FP8/BF8/F16 conversions).
+    w.mode = kd.float_mode() | (kd.dx10_clamp() ? 1u << 8 : 0) | (kd.ieee_mode() ? 1u << 9 : 0) |
+             (kd.fp16_overflow() ? 1u << 23 : 0);
     w.pc = k.entry;
 
     // EXEC: the work-items of this wave that exist.

@@ -46,6 +46,7 @@ struct KernelDescriptor {
   uint32_t float_mode() const { return (compute_pgm_rsrc1 >> 12) & 0xFF; }  // round + denorm
   bool dx10_clamp() const { return (compute_pgm_rsrc1 >> 21) & 1; }
   bool ieee_mode() const { return (compute_pgm_rsrc1 >> 23) & 1; }
+  bool fp16_overflow() const { return (compute_pgm_rsrc1 >> 26) & 1; }  // GFX9+: FP16_OVFL
 };
 
 struct KernelArg {

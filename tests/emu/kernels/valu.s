@@ -166,3 +166,36 @@ KERNEL_BEGIN k_cvt
   STORE_V 7, v15
   s_waitcnt vmcnt(0)
 KERNEL_END k_cvt
+
+// FP8 conversion overflow: NaN without FP16_OVFL, 448 with it (kernel descriptor bit).
+.macro CVT_OVERFLOW
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, 0x44000000                // 512.0 > 448
+  v_cvt_pk_fp8_f32 v1, v2, v2
+  STORE_V 0, v1
+  s_waitcnt vmcnt(0)
+.endm
+KERNEL_BEGIN k_fp8_overflow_nan
+  CVT_OVERFLOW
+KERNEL_END k_fp8_overflow_nan
+
+.text
+.p2align 8
+.globl k_fp8_overflow_sat
+.type k_fp8_overflow_sat,@function
+k_fp8_overflow_sat:
+  CVT_OVERFLOW
+  s_endpgm
+.rodata
+.p2align 6
+.amdhsa_kernel k_fp8_overflow_sat
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_kernarg_size 64
+  .amdhsa_next_free_vgpr 64
+  .amdhsa_next_free_sgpr 64
+  .amdhsa_accum_offset 64
+  .amdhsa_fp16_overflow 1
+.end_amdhsa_kernel
