@@ -45,11 +45,23 @@ struct DeviceInfo {
 // (device, batch, heads, heads_k, seqlen) -> job table in device memory.
 using TableKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
 
+// Device scratch of one (device, stream): the FP8 vᵀ pre-pass output. Calls on one stream run
+// in order, so they can share it. It only grows, by adding a larger buffer; earlier buffers
+// stay allocated until the handle is destroyed, since CUDA graphs captured before the growth
+// still point at them.
+struct Workspace {
+  std::vector<void*> buffers;  // the last one is the largest
+  size_t bytes = 0;
+};
+using WorkspaceKey = std::tuple<int, void*>;
+
 class CudaBackend final : public Backend {
  public:
   ~CudaBackend() override {
     // The runtime may already be shut down at process exit; errors are irrelevant then.
     for (auto& entry : tables_) cudaFree(entry.second);
+    for (auto& entry : workspaces_)
+      for (void* b : entry.second.buffers) cudaFree(b);
   }
 
   zyfa_status_t available() override {
@@ -64,7 +76,9 @@ class CudaBackend final : public Backend {
     ZYFA_CUDA_TRY(check_device(&device, &info));
     ZYFA_CUDA_TRY(check_supported(p));
     const uint32_t* table = nullptr;
-    return job_table(p, device, *info, /*allow_upload=*/true, &table);
+    ZYFA_CUDA_TRY(job_table(p, device, *info, /*allow_upload=*/true, &table));
+    void* ws = nullptr;
+    return workspace(p, device, /*allow_alloc=*/true, &ws);
   }
 
   zyfa_status_t fwd(const FwdProblem& p) override {
@@ -78,10 +92,28 @@ class CudaBackend final : public Backend {
       return cuda_fail(cudaGetLastError(), "cudaStreamIsCapturing");
     }
     const uint32_t* table = nullptr;
-    ZYFA_CUDA_TRY(job_table(p, device, *info, capture == cudaStreamCaptureStatusNone, &table));
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    ZYFA_CUDA_TRY(job_table(p, device, *info, !capturing, &table));
+    void* vt = nullptr;
+    ZYFA_CUDA_TRY(workspace(p, device, !capturing, &vt));
+    const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
+    if (fp8) {
+      cuda::TransposeVArgs t{};
+      t.v = static_cast<const uint8_t*>(p.v.data);
+      t.vt = static_cast<uint8_t*>(vt);
+      t.v_stride_b = p.v.stride[0];
+      t.v_stride_s = p.v.stride[1];
+      t.v_stride_h = p.v.stride[2];
+      t.seqlen_pad = cuda::fwd_vt_seqlen_pad(p.seqlen);
+      t.batch = static_cast<int32_t>(p.batch);
+      t.seqlen = static_cast<int32_t>(p.seqlen);
+      t.heads_k = static_cast<int32_t>(p.heads_k);
+      const cudaError_t err = cuda::launch_transpose_v_fp8(t, stream);
+      if (err != cudaSuccess) return cuda_fail(err, "v transpose launch");
+    }
 
     FwdLaunch l{};
-    ZYFA_CUDA_TRY(cuda::encode_fwd_tensor_maps(p, &l.tma_q, &l.tma_k, &l.tma_v));
+    ZYFA_CUDA_TRY(cuda::encode_fwd_tensor_maps(p, vt, &l.tma_q, &l.tma_k, &l.tma_v));
     cuda::FwdKernelArgs& a = l.args;
     a.job_table = table;
     a.out = static_cast<uint16_t*>(p.out.data);
@@ -107,7 +139,6 @@ class CudaBackend final : public Backend {
     l.stream = stream;
 
     cudaError_t err;
-    const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
     if (p.d_qk == 128) {
       err = fp8 ? cuda::launch_fwd_fp8_d128(l) : cuda::launch_fwd_bf16_d128(l);
     } else {
@@ -225,8 +256,35 @@ class CudaBackend final : public Backend {
     return ZYFA_STATUS_SUCCESS;
   }
 
+  // The FP8 vᵀ scratch for p's stream (nothing for BF16), grown on demand when allowed.
+  zyfa_status_t workspace(const FwdProblem& p, int device, bool allow_alloc, void** out) {
+    *out = nullptr;
+    if (p.in_dtype != ZYFA_DTYPE_FP8_E4M3) return ZYFA_STATUS_SUCCESS;
+    const size_t need = static_cast<size_t>(p.batch) * static_cast<size_t>(p.heads_k) *
+                        static_cast<size_t>(p.d_v) * static_cast<size_t>(cuda::fwd_vt_seqlen_pad(p.seqlen));
+    std::lock_guard<std::mutex> lock(mutex_);
+    Workspace& w = workspaces_[WorkspaceKey{device, p.stream}];
+    if (w.bytes < need) {
+      if (!allow_alloc) {
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                    "desc->stream = {}: the stream is capturing a CUDA graph, but its FP8 workspace was not "
+                    "prepared for this shape (batch {}, seqlen {}, heads_k {}); call zyfa_fwd_prepare with the "
+                    "same descriptor before the capture",
+                    p.stream, p.batch, p.seqlen, p.heads_k);
+      }
+      void* buf = nullptr;
+      const cudaError_t err = cudaMalloc(&buf, need);
+      if (err != cudaSuccess) return cuda_fail(err, "cudaMalloc (FP8 v workspace)");
+      w.buffers.push_back(buf);
+      w.bytes = need;
+    }
+    *out = w.buffers.back();
+    return ZYFA_STATUS_SUCCESS;
+  }
+
   std::mutex mutex_;
   std::map<int, DeviceInfo> devices_;
+  std::map<WorkspaceKey, Workspace> workspaces_;
   std::map<TableKey, uint32_t*> tables_;
 };
 

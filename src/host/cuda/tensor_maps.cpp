@@ -92,6 +92,31 @@ zyfa_status_t encode(const FwdProblem& p, const MapSpec& m, uint32_t box_inner, 
   return ZYFA_STATUS_SUCCESS;
 }
 
+// vᵀ of the FP8 pre-pass: (keys, d, heads_k, batch) with rows padded to 128 keys. The pre-pass
+// permutes keys within groups of 16 and writes whole groups (zeros for keys past seqlen), so
+// the map covers whole groups; columns past them read as zeros.
+zyfa_status_t encode_vt(const FwdProblem& p, const void* vt, CUtensorMap* map) {
+  const auto fn = encode_fn();
+  if (fn == nullptr) {
+    return fail(ZYFA_STATUS_RUNTIME_ERROR,
+                "backend = cuda: the driver does not provide cuTensorMapEncodeTiled (driver too old?)");
+  }
+  const uint64_t row = static_cast<uint64_t>(fwd_vt_seqlen_pad(p.seqlen));
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>((p.seqlen + 15) / 16 * 16), static_cast<cuuint64_t>(p.d_v),
+                              static_cast<cuuint64_t>(p.heads_k), static_cast<cuuint64_t>(p.batch)};
+  const cuuint64_t strides[3] = {row, row * p.d_v, row * p.d_v * p.heads_k};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(kFwdBlockN), static_cast<cuuint32_t>(p.d_v), 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(vt), dims, strides, box,
+                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return fail(ZYFA_STATUS_INTERNAL_ERROR, "backend = cuda: cuTensorMapEncodeTiled rejected the vT workspace: CUresult {}",
+                static_cast<int>(r));
+  }
+  return ZYFA_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 zyfa_status_t check_tensor_maps_supported(const FwdProblem& p) {
@@ -111,7 +136,8 @@ zyfa_status_t check_tensor_maps_supported(const FwdProblem& p) {
   return ZYFA_STATUS_SUCCESS;
 }
 
-zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, CUtensorMap* q, CUtensorMap* k, CUtensorMap* v) {
+zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, const void* vt, CUtensorMap* q, CUtensorMap* k,
+                                     CUtensorMap* v) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
   // q/k: column chunks whose rows are 128 bytes (128 B swizzle) or, for FP8 d_qk = 192, 64
   // bytes (64 B swizzle), matching the kernel's wgmma descriptors. v: BF16 64-column chunks;
@@ -123,7 +149,8 @@ zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, CUtensorMap* q, CUtens
   if (s != ZYFA_STATUS_SUCCESS) return s;
   s = encode(p, {"k", &p.k, p.d_qk, p.heads_k}, chunk, qk_swizzle, k);
   if (s != ZYFA_STATUS_SUCCESS) return s;
-  return encode(p, {"v", &p.v, p.d_v, p.heads_k}, fp8 ? 128 : 64, CU_TENSOR_MAP_SWIZZLE_128B, v);
+  if (!fp8) return encode(p, {"v", &p.v, p.d_v, p.heads_k}, 64, CU_TENSOR_MAP_SWIZZLE_128B, v);
+  return encode_vt(p, vt, v);
 }
 
 }  // namespace zyfa::cuda

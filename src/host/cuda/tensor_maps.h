@@ -12,7 +12,9 @@ namespace zyfa::cuda {
 // 4-byte stores.
 zyfa_status_t check_tensor_maps_supported(const FwdProblem& p);
 
-// Encodes the three maps; the problem must have passed check_tensor_maps_supported.
-zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, CUtensorMap* q, CUtensorMap* k, CUtensorMap* v);
+// Encodes the three maps; the problem must have passed check_tensor_maps_supported. For FP8
+// inputs the v map reads vt, the pre-pass output ([batch][heads_k][128][fwd_vt_seqlen_pad]).
+zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, const void* vt, CUtensorMap* q, CUtensorMap* k,
+                                     CUtensorMap* v);
 
 }  // namespace zyfa::cuda

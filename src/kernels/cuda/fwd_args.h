@@ -41,3 +41,21 @@ struct QuantizeKernelArgs {
 static_assert(sizeof(QuantizeKernelArgs) == 3 * 8 + 12 * 8 + 8, "QuantizeKernelArgs layout");
 
 }  // namespace zyfa::cuda
+
+namespace zyfa::cuda {
+
+// The FP8 v pre-pass: v (batch, seqlen, heads_k, 128) with element strides -> vᵀ
+// [batch][heads_k][128 d][seqlen_pad] contiguous, keys permuted within each 16 as the kernel's
+// probability registers expect (position 4c+i holds key {2c, 2c+1, 2c+8, 2c+9}[i]).
+#pragma pack(push, 1)
+struct TransposeVArgs {
+  const uint8_t* v;
+  uint8_t* vt;
+  int64_t v_stride_b, v_stride_s, v_stride_h;  // elements (= bytes)
+  int64_t seqlen_pad;                          // row length of vᵀ: seqlen rounded up to 128
+  int32_t batch, seqlen, heads_k, pad_;
+};
+#pragma pack(pop)
+static_assert(sizeof(TransposeVArgs) == 2 * 8 + 4 * 8 + 4 * 4, "TransposeVArgs layout");
+
+}  // namespace zyfa::cuda

@@ -2,8 +2,9 @@
 // its slice of the paired-tile job table (src/host/job_table.h).
 //
 // A CTA has three warpgroups. Warpgroup 0 produces: one thread issues the bulk tensor copies
-// (TMA) of q, k and v tiles into shared memory, completing on mbarriers; for FP8 the other
-// three warps transpose each v tile into the key-major layout that FP8 wgmma needs. Warpgroups
+// (TMA) of q, k and v tiles into shared memory, completing on mbarriers. For FP8, v arrives
+// already transposed (vᵀ, keys contiguous, from the pre-pass in transpose_v.cu), since FP8
+// wgmma reads its B operand K-major only. Warpgroups
 // 1 and 2 consume: each owns 64 of the 128 query rows of a tile and runs S = q kᵀ and
 // O += P v with wgmma, the softmax in registers in between. Within a consumer, the q kᵀ of
 // key block n+1 is issued before the P v of block n, so the tensor cores work while the
@@ -49,11 +50,11 @@ struct FwdConfig {
   static constexpr int kQBytes = kQkChunks * kQChunkBytes;
   static constexpr int kKBytes = kQkChunks * kKChunkBytes;
   // v: BF16 keeps the TMA layout ([keys][64 d] chunks, 128 B swizzle, read transposed by
-  // wgmma); FP8 lands [keys][128 d] in a staging buffer and is transposed into vᵀ
-  // [136 rows: 128 d + 8 rows of ones][128 keys] (128 B swizzle).
-  static constexpr int kVBytes = kBlockN * kDv * kElem;
+  // wgmma); FP8 loads vᵀ into [136 rows: 128 d + 8 rows of ones][128 keys] (128 B swizzle).
+  static constexpr int kVBytes = kFp8 ? 0 : kBlockN * kDv * kElem;
   static constexpr int kVtRows = kDv + 8;
   static constexpr int kVtBytes = kFp8 ? kVtRows * kBlockN : 0;
+  static constexpr int kVLoadBytes = kBlockN * kDv * kElem;  // bytes one v block brings
   static constexpr int kKMmaK = kFp8 ? 32 : 16;  // K of one wgmma
   static constexpr int kThreads = 384;
   static constexpr float kRescaleThreshold = kFp8 ? 0.125f : (kDqk == 128 ? 0.5f : 8.0f);
@@ -68,8 +69,6 @@ struct FwdConfig {
   // this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 < 448) and cancels exactly in
   // O / rowsum, since the row sum comes from the same P. BF16 P needs no shift.
   static constexpr float kPShift = kFp8 ? 8.0f : 0.0f;
-  // Half the minimum of 8 (2^f - 1 - f) over [0, 1): centres lean P's code error.
-  static constexpr float kLeanCentre = static_cast<float>(4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977));
 
   // Shared-memory layout (offsets from a 1024-byte-aligned base).
   static constexpr int kOffQ = 0;
@@ -77,8 +76,8 @@ struct FwdConfig {
   static constexpr int kOffV = kOffK + kStages * kKBytes;
   static constexpr int kOffVt = kOffV + kStages * kVBytes;
   static constexpr int kOffBar = kOffVt + kStages * kVtBytes;
-  // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S], vt_full[S]
-  static constexpr int kNumBars = 2 + 5 * kStages;
+  // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S]
+  static constexpr int kNumBars = 2 + 4 * kStages;
   static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + alignment slack
 
   static_assert(kQChunkBytes % 1024 == 0 && kKChunkBytes % 1024 == 0 && kVBytes % 1024 == 0 &&
@@ -124,7 +123,7 @@ struct Ring {
 template <class Cfg, int kStages>
 __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CUtensorMap* tma_q,
                                              const CUtensorMap* tma_k, const CUtensorMap* tma_v,
-                                             uint32_t base, uint8_t* base_ptr) {
+                                             uint32_t base) {
   using namespace ptx;
   const int warp = (threadIdx.x / 32) % 4;
   const int lane = threadIdx.x % 32;
@@ -138,7 +137,6 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
   const uint32_t q_full = bar, q_empty = bar + 8;
   const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
   const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
-  const uint32_t vt_full = v_empty + 8 * kStages;
 
   if (warp == 0) {
     if (lane != 0) return;
@@ -175,10 +173,11 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
           kr.template advance<kStages>();
           mbar_wait(v_empty + 8 * vr.index, vr.phase ^ 1);
           const uint32_t vf = v_full + 8 * vr.index;
-          mbar_arrive_expect_tx(vf, Cfg::kVBytes);
+          mbar_arrive_expect_tx(vf, Cfg::kVLoadBytes);
           if constexpr (Cfg::kIsFp8) {
-            tma_load_4d(base + Cfg::kOffV + vr.index * Cfg::kVBytes, tma_v, vf, 0,
-                        n * Cfg::kBlockN, tc.hk, tc.b);
+            // vᵀ rows d = 0..127 of this key block; rows 128..135 keep their ones.
+            tma_load_4d(base + Cfg::kOffVt + vr.index * Cfg::kVtBytes, tma_v, vf, n * Cfg::kBlockN, 0,
+                        tc.hk, tc.b);
           } else {
 #pragma unroll
             for (int c = 0; c < Cfg::kDv / 64; ++c) {
@@ -186,81 +185,6 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
                           vf, c * 64, n * Cfg::kBlockN, tc.hk, tc.b);
             }
           }
-          vr.template advance<kStages>();
-        }
-      }
-    }
-    return;
-  }
-
-  if constexpr (Cfg::kIsFp8) {
-    // Warps 1..3 transpose each FP8 v block [keys][d] into vᵀ [d][keys]. Within every 16 keys
-    // the key order is permuted so that the FP8 probabilities can be fed to wgmma straight
-    // from the score accumulator registers: position 4c+i holds key {2c, 2c+1, 2c+8, 2c+9}[i].
-    const int tid = threadIdx.x - 32;  // 0..95
-    // The eight rows of ones below d = 128 make the tensor cores compute the row sum of the
-    // rounded probabilities (e4m3 1.0 = 0x38).
-    for (int s = 0; s < kStages; ++s) {
-      uint32_t* ones = reinterpret_cast<uint32_t*>(base_ptr + Cfg::kOffVt + s * Cfg::kVtBytes +
-                                                   Cfg::kDv * Cfg::kBlockN);
-      for (int i = tid; i < 8 * Cfg::kBlockN / 4; i += 96) ones[i] = 0x38383838u;
-    }
-    // Tasks u = tid + 96 r cover (16-key group g, d quad q); since 96 is a multiple of 32,
-    // q is always this lane, so the swizzled column offsets of its loads are fixed.
-    const int q = lane;  // d quad: d = 4q .. 4q+3
-    uint32_t col_off[8];  // byte offset of d quad q in a staging row with key % 8 == k
-#pragma unroll
-    for (int k = 0; k < 8; ++k) col_off[k] = (((q / 4) ^ k) * 16) + (q % 4) * 4;
-    detail::Ring vr;
-    for (uint32_t job = job_begin; job < job_end; ++job) {
-#pragma unroll 1
-      for (int t = 0; t < 2; ++t) {
-        const uint32_t tile = jobs[2 * job + t];
-        if (tile == kNoTile) continue;
-        const detail::TileCoord tc = detail::decode_tile(tile, n_tiles, args.heads, args.heads_k);
-#pragma unroll 1
-        for (int n = tc.m; n >= 0; --n) {
-          mbar_wait(v_full + 8 * vr.index, vr.phase);
-          const uint32_t vs = base + Cfg::kOffV + vr.index * Cfg::kVBytes;
-          const uint32_t vt = base + Cfg::kOffVt + vr.index * Cfg::kVtBytes;
-#pragma unroll 1
-          for (int u = tid; u < 256; u += 96) {
-            const int g = (u / 32 + q) % 8;   // 16-key group; rotated to spread the banks
-            const uint32_t group = vs + g * 16 * 128;
-            uint32_t x[4][4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-#pragma unroll
-              for (int i = 0; i < 4; ++i) {
-                const int key = (i < 2 ? 2 * c + i : 8 + 2 * c + (i - 2));  // within the group
-                asm volatile("ld.shared.b32 %0, [%1];"
-                             : "=r"(x[c][i])
-                             : "r"(group + col_off[key % 8] + key * 128));
-              }
-            }
-            uint32_t y[4][4];  // y[dd][c]: d = 4q+dd, keys 4c..4c+3 of the group
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-              const uint32_t t0 = prmt(x[c][0], x[c][1], 0x5140);
-              const uint32_t t1 = prmt(x[c][0], x[c][1], 0x7362);
-              const uint32_t t2 = prmt(x[c][2], x[c][3], 0x5140);
-              const uint32_t t3 = prmt(x[c][2], x[c][3], 0x7362);
-              y[0][c] = prmt(t0, t2, 0x5410);
-              y[1][c] = prmt(t0, t2, 0x7632);
-              y[2][c] = prmt(t1, t3, 0x5410);
-              y[3][c] = prmt(t1, t3, 0x7632);
-            }
-#pragma unroll
-            for (int dd = 0; dd < 4; ++dd) {
-              const int d = 4 * q + dd;
-              const uint32_t addr = vt + d * 128 + ((g ^ (d % 8)) * 16);
-              asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(y[dd][0]),
-                           "r"(y[dd][1]), "r"(y[dd][2]), "r"(y[dd][3])
-                           : "memory");
-            }
-          }
-          fence_proxy_async();
-          mbar_arrive(vt_full + 8 * vr.index);
           vr.template advance<kStages>();
         }
       }
@@ -290,8 +214,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
   const uint32_t q_full = bar, q_empty = bar + 8;
   const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
   const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
-  const uint32_t vt_full = v_empty + 8 * kStages;
-  const uint32_t v_ready = Cfg::kIsFp8 ? vt_full : v_full;
+  const uint32_t v_ready = v_full;
 
   detail::Ring kr, vr;
   uint32_t q_phase = 0;
@@ -424,14 +347,14 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           }
         }
         if constexpr (Cfg::kLeanP) {
-          // The e4m3 code of 2^x is ~ 8x + 56 (+ kLeanCentre, which centres the error of the
-          // linear approximation): one multiply-add puts round-to-nearest-even of it in the low
-          // mantissa bits of (1.5 * 2^23 + code); the max clamps codes below 0.
+          // The e4m3 code of 2^x is ~ 8x + 56, exact at integer x: keys at the reference
+          // maximum get exactly 2^kPShift (docs/performance.md compares this with centring the
+          // approximation's error, which measured worse on near-uniform rows).
           // Computed as code/256 with a saturating multiply-add (clamps below 0 on the FMA
           // pipe instead of a max on the busier integer pipe), then moved to the low mantissa
           // bits by a second multiply-add; codes stay below 122, so the upper clamp never acts.
           constexpr float kMagic = 12582912.0f;
-          constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanCentre;
+          constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift;
           const float a = scale * (8.0f / 256.0f);
           const float b[2] = {(kBias - 8.0f * row_max[0]) * (1.0f / 256.0f),
                               (kBias - 8.0f * row_max[1]) * (1.0f / 256.0f)};
@@ -618,15 +541,24 @@ __global__ void __launch_bounds__(384, 1)
       mbar_init(bar + 16 + 8 * (kStages + s), 256);      // k_empty
       mbar_init(bar + 16 + 8 * (2 * kStages + s), 1);    // v_full
       mbar_init(bar + 16 + 8 * (3 * kStages + s), 256);  // v_empty
-      mbar_init(bar + 16 + 8 * (4 * kStages + s), 96);   // vt_full (FP8 transposers)
     }
     fence_mbar_init();
+  }
+  if constexpr (Cfg::kIsFp8) {
+    // The eight rows of ones below d = 128 in every vᵀ stage make the tensor cores compute the
+    // row sum of the rounded probabilities (e4m3 1.0 = 0x38). The TMA never writes them.
+    for (int s = 0; s < kStages; ++s) {
+      uint32_t* ones = reinterpret_cast<uint32_t*>(base_ptr + Cfg::kOffVt + s * Cfg::kVtBytes +
+                                                   Cfg::kDv * Cfg::kBlockN);
+      for (int i = threadIdx.x; i < 8 * Cfg::kBlockN / 4; i += Cfg::kThreads) ones[i] = 0x38383838u;
+    }
+    fence_proxy_async();
   }
   __syncthreads();
 
   if (threadIdx.x < 128) {
     setmaxnreg_dec<Cfg::kIsFp8 ? 56 : 24>();
-    fwd_producer<Cfg, kStages>(args, &tma_q, &tma_k, &tma_v, base, base_ptr);
+    fwd_producer<Cfg, kStages>(args, &tma_q, &tma_k, &tma_v, base);
   } else {
     setmaxnreg_inc<Cfg::kIsFp8 ? 224 : 240>();
     fwd_consumer<Cfg, kStages>(args, base);
