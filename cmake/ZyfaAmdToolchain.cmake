@@ -10,7 +10,7 @@
 # Results (top-level scope):
 #   ZYFA_AMD_TOOLCHAIN_SUMMARY  one line for the configure summary and zyfa_last_error()
 #   ZYFA_AMD_CODE_OBJECTS       1 when the gfx950 code objects are built and embedded
-#   ZYFA_HAVE_EMU               1 when code objects are built and src/emu defines make_emu_backend()
+#   ZYFA_HAVE_EMU               1 when code objects are built (the emulator runs them)
 #                               (the emulator needs nothing else from the toolchain)
 #   ZYFA_HAVE_HIP               1 when code objects are built and the host HIP runtime is found
 #   ZYFA_AMD_CLANG, ZYFA_AMD_LLVM_MC, ZYFA_AMD_LLD, ZYFA_AMD_READOBJ, ZYFA_AMD_OBJDUMP
@@ -157,18 +157,8 @@ endif()
 if(ZYFA_AMD_ROUTE)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   set(ZYFA_AMD_CODE_OBJECTS 1)
-  # The emu backend exists once the emulator defines its factory; until then the registry's
-  # placeholder explains its absence.
-  file(GLOB_RECURSE _zyfa_emu_sources "${PROJECT_SOURCE_DIR}/src/emu/*.cpp")
-  foreach(_f IN LISTS _zyfa_emu_sources)
-    file(STRINGS "${_f}" _zyfa_emu_factory REGEX "make_emu_backend\\(\\)[ ]*{")
-    if(_zyfa_emu_factory)
-      set(ZYFA_HAVE_EMU 1)
-    endif()
-  endforeach()
-  if(NOT ZYFA_HAVE_EMU)
-    string(APPEND ZYFA_AMD_TOOLCHAIN_SUMMARY "; emu backend off: the emulator is not in this tree")
-  endif()
+  # The emulator runs exactly these code objects, so the emu backend comes with them.
+  set(ZYFA_HAVE_EMU 1)
   # The hip backend needs only the host HIP runtime for the module API (Debian: libamdhip64-dev).
   set(_zyfa_hip_hints "$ENV{ROCM_PATH}" /opt/rocm)
   find_path(ZYFA_HIP_INCLUDE_DIR hip/hip_runtime_api.h HINTS ${_zyfa_hip_hints} PATH_SUFFIXES include)
