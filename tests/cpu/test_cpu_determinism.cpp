@@ -13,9 +13,9 @@ namespace {
 void expect_thread_count_independent(AttnConfig c) {
   c.seed = seed_for(c.name());
   AttnData a = make_attn_data(c);
-  const CpuRun first = run_cpu(a);
+  const HostRun first = run_cpu(a);
   ASSERT_EQ(first.status, ZYFA_STATUS_SUCCESS) << first.error;
-  const CpuRun again = run_cpu(a);
+  const HostRun again = run_cpu(a);
   ASSERT_EQ(again.status, ZYFA_STATUS_SUCCESS) << again.error;
   EXPECT_EQ(first.out, again.out) << "two calls differ";
   EXPECT_EQ(std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * 4), 0);

@@ -11,41 +11,24 @@
 namespace zyfa::test {
 namespace {
 
-AttnConfig cfg(zyfa_dtype_t dt, int64_t dq, int64_t h, int64_t hk, int64_t s, Layout l = Layout::BSHD,
-               DescaleMode ds = DescaleMode::HOST, bool lse = true, int64_t b = 1,
-               Inputs in = Inputs::GAUSSIAN) {
-  AttnConfig c;
-  c.dtype = dt;
-  c.d_qk = dq;
-  c.d_v = 128;
-  c.heads = h;
-  c.heads_k = hk;
-  c.seqlen = s;
-  c.layout = l;
-  c.descale = ds;
-  c.lse = lse;
-  c.batch = b;
-  c.inputs = in;
-  return c;
-}
-
 std::vector<AttnConfig> configs() {
+  using C = AttnConfig;
   std::vector<AttnConfig> v;
   for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    for (int64_t s : {1, 37, 256, 300}) v.push_back(cfg(dt, 128, 4, 2, s));  // GQA, sequence edges
-    v.push_back(cfg(dt, 192, 2, 1, 37));                                       // d 192/128, MQA
-    v.push_back(cfg(dt, 192, 2, 2, 256, Layout::BHSD));                        // MHA, bhsd
-    v.push_back(cfg(dt, 128, 2, 2, 37, Layout::PACKED_QKV, DescaleMode::HOST, false));  // packed, no LSE
-    v.push_back(cfg(dt, 128, 3, 1, 37, Layout::BSHD, DescaleMode::HOST, true, 2, Inputs::REALISTIC));
+    for (int64_t s : {1, 37, 256, 300}) v.push_back(C::of(dt, 128, 4, 2, s));  // GQA, sequence edges
+    v.push_back(C::of(dt, 192, 2, 1, 37));                                       // d 192/128, MQA
+    v.push_back(C::of(dt, 192, 2, 2, 256).with(Layout::BHSD));                   // MHA, bhsd
+    v.push_back(C::of(dt, 128, 2, 2, 37).with(Layout::PACKED_QKV).without_lse());  // packed, no LSE
+    v.push_back(C::of(dt, 128, 3, 1, 37).with_batch(2).with(Inputs::REALISTIC));
   }
   // Longer sequences: several jobs per persistent workgroup, many key blocks per tile.
-  v.push_back(cfg(ZYFA_DTYPE_BF16, 128, 8, 2, 1000));
-  v.push_back(cfg(ZYFA_DTYPE_FP8_E4M3, 128, 8, 2, 1000));
-  v.push_back(cfg(ZYFA_DTYPE_FP8_E4M3, 192, 2, 1, 300, Layout::BSHD, DescaleMode::HOST, true, 1, Inputs::REALISTIC));
+  v.push_back(C::of(ZYFA_DTYPE_BF16, 128, 8, 2, 1000));
+  v.push_back(C::of(ZYFA_DTYPE_FP8_E4M3, 128, 8, 2, 1000));
+  v.push_back(C::of(ZYFA_DTYPE_FP8_E4M3, 192, 2, 1, 300).with(Inputs::REALISTIC));
   const auto fp8 = ZYFA_DTYPE_FP8_E4M3;
-  v.push_back(cfg(fp8, 128, 4, 2, 37, Layout::BSHD, DescaleMode::DEVICE_SCALAR));
-  v.push_back(cfg(fp8, 128, 4, 2, 37, Layout::BHSD, DescaleMode::DEVICE_PER_HEAD, true, 2));
-  v.push_back(cfg(fp8, 192, 2, 1, 37, Layout::BSHD, DescaleMode::DEVICE_PER_HEAD));
+  v.push_back(C::of(fp8, 128, 4, 2, 37).with(DescaleMode::DEVICE_SCALAR));
+  v.push_back(C::of(fp8, 128, 4, 2, 37).with(Layout::BHSD).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
+  v.push_back(C::of(fp8, 192, 2, 1, 37).with(DescaleMode::DEVICE_PER_HEAD));
   return v;
 }
 
@@ -59,9 +42,9 @@ TEST_P(Fwd, Emu) {
   std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
 
   const uint64_t interleavings[3] = {1, 0xC0FFEEull, test_seed()};
-  EmuRun first;
+  HostRun first;
   for (int i = 0; i < 3; ++i) {
-    EmuRun run = run_emu(a, interleavings[i]);
+    HostRun run = run_emu(a, interleavings[i]);
     ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << "interleaving seed " << interleavings[i] << ": " << run.error;
     EXPECT_TRUE(run.guard_intact(a.out_count())) << "write past the output";
     if (!c.lse) EXPECT_TRUE(is_poison_f32(run.lse[0])) << "LSE written although not asked for";

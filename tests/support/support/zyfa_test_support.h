@@ -41,6 +41,29 @@ struct AttnConfig {
   // "Fp8_D128_Gqa4_S1000", plus "_B2", "_Bhsd", "_Packed", "_Real", "_Std1", "_DevScalar",
   // "_DevPerHead", "_NoLse" when they differ from the defaults. Gtest-safe characters only.
   std::string name() const;
+
+  // A configuration in one expression, e.g.
+  //   AttnConfig::of(ZYFA_DTYPE_FP8_E4M3, 128, 8, 2, 1000).with(Layout::BHSD).with_batch(2)
+  // (d_v is always 128; the remaining fields keep their defaults).
+  static AttnConfig of(zyfa_dtype_t dtype, int64_t d_qk, int64_t heads, int64_t heads_k, int64_t seqlen) {
+    AttnConfig c;
+    c.dtype = dtype;
+    c.d_qk = d_qk;
+    c.heads = heads;
+    c.heads_k = heads_k;
+    c.seqlen = seqlen;
+    return c;
+  }
+  AttnConfig with(Layout l) const { AttnConfig c = *this; c.layout = l; return c; }
+  AttnConfig with(DescaleMode d) const { AttnConfig c = *this; c.descale = d; return c; }
+  AttnConfig with(Inputs in, double input_std = 0.1) const {
+    AttnConfig c = *this;
+    c.inputs = in;
+    c.std = input_std;
+    return c;
+  }
+  AttnConfig with_batch(int64_t b) const { AttnConfig c = *this; c.batch = b; return c; }
+  AttnConfig without_lse() const { AttnConfig c = *this; c.lse = false; return c; }
 };
 
 // Host inputs in the layout of the configuration. Each of q, k, v holds the bytes from the

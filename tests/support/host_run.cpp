@@ -1,0 +1,30 @@
+#include "support/host_run.h"
+
+namespace zyfa::test {
+
+bool HostRun::guard_intact(size_t out_count) const {
+  for (size_t i = out_count; i < out.size(); ++i)
+    if (!is_poison_bf16(out[i])) return false;
+  return is_poison_f32(lse.back());
+}
+
+HostRun run_on_host(AttnData& data, zyfa_backend_t backend) {
+  HostRun r;
+  r.out.resize(data.out_count() + HostRun::kGuard);
+  r.lse.resize(data.lse_count() + 1);
+  poison_bf16(r.out.data(), r.out.size());
+  poison_f32(r.lse.data(), r.lse.size());
+  zyfa_handle_t h = nullptr;
+  if (zyfa_create(&h) != ZYFA_STATUS_SUCCESS) {
+    r.error = zyfa_last_error();
+    return r;
+  }
+  zyfa_fwd_desc_t d = data.host_desc(r.out.data(), r.lse.data());
+  d.backend = backend;
+  r.status = zyfa_fwd(h, &d);
+  r.error = zyfa_last_error();
+  zyfa_destroy(h);
+  return r;
+}
+
+}  // namespace zyfa::test

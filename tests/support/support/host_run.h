@@ -1,0 +1,25 @@
+// Running one configuration through the public API on a backend whose memory is host memory
+// (cpu, emu): poisoned output and LSE, with a poisoned guard after the output so that a write
+// past the last element is caught.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "support/zyfa_test_support.h"
+
+namespace zyfa::test {
+
+struct HostRun {
+  static constexpr size_t kGuard = 256;
+  std::vector<uint16_t> out;  // out_count() elements, then kGuard poisoned ones
+  std::vector<float> lse;     // lse_count() values, then one poisoned guard
+  zyfa_status_t status = ZYFA_STATUS_INTERNAL_ERROR;
+  std::string error;
+
+  bool guard_intact(size_t out_count) const;
+};
+
+HostRun run_on_host(AttnData& data, zyfa_backend_t backend);
+
+}  // namespace zyfa::test
