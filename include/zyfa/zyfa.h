@@ -217,7 +217,8 @@ ZYFA_API zyfa_status_t zyfa_backend_query(zyfa_handle_t handle, zyfa_backend_t b
 
 /**
  * @brief Causal attention forward: out = softmax(scale · q kᵀ + causal mask) v.
- * Stream-ordered; never synchronizes the host on GPU backends.
+ * Stream-ordered on GPU backends. The first call of a new shape uploads its job table with one
+ * blocking copy (see zyfa_fwd_prepare()); later calls never wait for the device.
  */
 ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
 
