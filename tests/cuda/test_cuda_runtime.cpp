@@ -186,6 +186,8 @@ struct QuantCase {
   int special;      // 0: none, 1: one Inf, 2: one NaN, 3: all zeros
 };
 
+void PrintTo(const QuantCase& c, std::ostream* os) { *os << c.name; }
+
 class CudaQuantize : public ::testing::TestWithParam<QuantCase> {};
 
 TEST_P(CudaQuantize, MatchesHostModel) {
