@@ -1,7 +1,7 @@
 #!/bin/sh
 # One-time set-up of a Debian 12 machine for building zyfa with every backend it can carry:
 # Debian packages, the gfx950 sysroot (cmake/gfx950-sysroot.sh) and the pinned PyPI header
-# wheels of the NVIDIA comparison (cmake/fetch-wheels.sh). Idempotent: present pieces are reused.
+# wheel of the cuDNN comparison (bench/zyfa-bench/fetch-cudnn-frontend.sh). Idempotent: present pieces are reused.
 # Needs root (or sudo) for apt, debootstrap and chroot.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,7 +10,7 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-packages="cmake ninja-build g++ python3 ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
+packages="cmake ninja-build g++ python3 python3-pip ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
           libamdhip64-dev debootstrap"
 missing=""
 for p in $packages; do
@@ -29,7 +29,8 @@ else
   as_root sh "$here/gfx950-sysroot.sh" create
 fi
 
-if [ -f "$here/fetch-wheels.sh" ]; then
-  sh "$here/fetch-wheels.sh"
-fi
+# Header-only cuDNN frontend (pinned PyPI wheel) for zyfa-bench's cuDNN comparison. Optional:
+# without it the bench builds without the comparison.
+sh "$here/../bench/zyfa-bench/fetch-cudnn-frontend.sh" ||
+  echo "setup: cuDNN frontend headers not fetched; zyfa-bench will build without the cuDNN comparison"
 echo "setup: done"
