@@ -63,18 +63,42 @@ TEST(EmuLds, ExchangeAcrossWavesWithBarrier) {
 }
 
 // Without s_waitcnt before s_barrier a wave may read another wave's LDS before the write
-// lands; under random completion this shows as wrong results for some seeds.
-TEST(EmuLds, MissingWaitBeforeBarrierIsVisible) {
+// lands. The emulator records the writes still unwaited at the barrier release and stops the
+// first access by another wave to those bytes: the same fault for every interleaving.
+TEST(EmuLds, MissingWaitBeforeBarrierFaultsForEverySeed) {
   TestKernels k("lds");
-  int wrong_runs = 0;
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
     const auto r = k.run("k_lds_exchange_late_wait", 256 * 16, {}, {}, 256, 1, seed);
-    ASSERT_TRUE(r.result.ok) << r.result.error;
-    bool wrong = false;
-    for (uint32_t t = 0; t < 256; ++t) wrong |= r.out[t * 16] != (t + 64) % 256;
-    wrong_runs += wrong;
+    ASSERT_FALSE(r.result.ok) << "seed " << seed;
+    EXPECT_NE(r.result.error.find("missing s_waitcnt before s_barrier"), std::string::npos) << r.result.error;
+    EXPECT_NE(r.result.error.find("LDS bytes"), std::string::npos) << r.result.error;
   }
-  EXPECT_GT(wrong_runs, 0) << "a missing wait before the barrier went unnoticed in 8 interleavings";
+}
+
+// The same for global memory: a store not waited for (vmcnt) before the barrier, loaded by
+// another wave after it.
+TEST(EmuLds, MissingStoreWaitBeforeBarrierFaultsForEverySeed) {
+  TestKernels k("lds");
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    const auto ok = k.run("k_global_exchange", 256 * 16 + 256, {}, {}, 256, 1, seed);
+    ASSERT_TRUE(ok.result.ok) << ok.result.error;
+    for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(ok.out[t * 16], (t + 64) % 256) << "work-item " << t;
+    const auto bad = k.run("k_global_exchange_late_wait", 256 * 16 + 256, {}, {}, 256, 1, seed);
+    ASSERT_FALSE(bad.result.ok) << "seed " << seed;
+    EXPECT_NE(bad.result.error.find("global memory bytes"), std::string::npos) << bad.result.error;
+    EXPECT_NE(bad.result.error.find("missing s_waitcnt before s_barrier"), std::string::npos) << bad.result.error;
+  }
+}
+
+// Only other waves' accesses to the unwaited bytes count: a wave that writes LDS, passes a
+// barrier and reads back its own bytes (program order) is correct without a wait.
+TEST(EmuLds, OwnUnwaitedWriteAcrossBarrierIsAllowed) {
+  TestKernels k("lds");
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const auto r = k.run("k_lds_own_readback", 256 * 16, {}, {}, 256, 1, seed);
+    ASSERT_TRUE(r.result.ok) << r.result.error;
+    for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(r.out[t * 16], t) << "work-item " << t;
+  }
 }
 
 }  // namespace

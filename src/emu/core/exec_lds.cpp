@@ -84,8 +84,11 @@ uint32_t atomic(uint16_t o, uint32_t old, uint32_t v) {
     case op::DS_OR_B32: case op::DS_OR_RTN_B32: return old | v;
     case op::DS_XOR_B32: case op::DS_XOR_RTN_B32: return old ^ v;
     case op::DS_ADD_F32: case op::DS_ADD_RTN_F32: return as_u32(as_f32(old) + as_f32(v));
-    case op::DS_MIN_F32: return as_u32(std::fmin(as_f32(old), as_f32(v)));
-    case op::DS_MAX_F32: return as_u32(std::fmax(as_f32(old), as_f32(v)));
+    // CDNA4 pseudocode DS_MIN_F32/DS_MAX_F32: MEM = DATA < MEM ? DATA : MEM (> for max): a
+    // plain comparison, so a NaN on either side keeps the memory value (std::fmin/fmax
+    // would return the non-NaN operand instead).
+    case op::DS_MIN_F32: return as_f32(v) < as_f32(old) ? v : old;
+    case op::DS_MAX_F32: return as_f32(v) > as_f32(old) ? v : old;
     case op::DS_WRXCHG_RTN_B32: return v;
     default: return old;
   }

@@ -52,9 +52,16 @@ void exec_packed(Executor& x) {
       x.hazard_check_read_vgpr(r + 1, false, false);
       std::memcpy(out[0], x.vreg_read(r), sizeof(out[0]));
       std::memcpy(out[1], x.vreg_read(r + 1), sizeof(out[1]));
-    } else {
+    } else if (code < 128) {
       const uint64_t v = x.sread64(code);
       for (int l = 0; l < kLanes; ++l) { out[0][l] = uint32_t(v); out[1][l] = uint32_t(v >> 32); }
+    } else {
+      // Inline constants and literals of the packed-f32 forms: the CDNA4 ISA does not say
+      // what the second dword of a 64-bit packed source holds for them (LLVM treats the
+      // operand as a 32-bit inline value; the generic 64-bit path would give the f64 bit
+      // pattern). Refused rather than guessed.
+      x.fault(fmt::format("{} with an inline constant or literal source is not modelled (the ISA does not "
+                          "define the high dword)", in.name));
     }
   };
   switch (in.op) {
@@ -76,6 +83,10 @@ void exec_packed(Executor& x) {
               if (neg) v[i] ^= 0x80000000u;
             }
           }
+          // f32 denormals follow MODE as for the other f32 VALU operations (inputs bit 4,
+          // results bit 5 of MODE.FP_DENORM).
+          if (in.op != op::V_PK_MOV_B32 && !(w.mode & (1u << 4)))
+            for (int i = 0; i < nsrc; ++i) v[i] = flush32(v[i]);
           switch (in.op) {
             case op::V_PK_FMA_F32: r[half][l] = as_u32(std::fma(as_f32(v[0]), as_f32(v[1]), as_f32(v[2]))); break;
             case op::V_PK_MUL_F32: r[half][l] = as_u32(as_f32(v[0]) * as_f32(v[1])); break;
@@ -86,6 +97,7 @@ void exec_packed(Executor& x) {
               r[half][l] = s[half][sel][l];
             }
           }
+          if (in.op != op::V_PK_MOV_B32 && !(w.mode & (1u << 5))) r[half][l] = flush32(r[half][l]);
         }
       }
       if (in.clamp) x.fault(fmt::format("clamp on {} is not modelled", in.name));

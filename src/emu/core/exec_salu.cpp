@@ -49,6 +49,18 @@ int32_t flbit_i32(int32_t v) {  // first bit that differs from the sign bit, fro
 struct HwReg { uint32_t id, offset, size; };
 HwReg hwreg(uint32_t simm16) { return {simm16 & 0x3F, (simm16 >> 6) & 0x1F, ((simm16 >> 11) & 0x1F) + 1}; }
 
+// s_setreg of a hardware register, then s_getreg or another s_setreg of the same register:
+// 2 wait states on gfx9 (LLVM GCNHazardRecognizer checkGetRegHazards / checkSetRegHazards,
+// getSetRegWaitStates; CDNA4 ISA "Manually Inserted Wait States"). Only MODE is modelled.
+void setreg_hazard(Executor& x, const std::string& consumer) {
+  const Wave& w = x.wave();
+  if (!w.setreg_mode_clock) return;
+  const int64_t have = int64_t(w.clock) - int64_t(w.setreg_mode_clock - 1) - 1;
+  if (have < 2)
+    x.fault(fmt::format("SALU hazard: {} of HW_REG_MODE {} wait state(s) after an s_setreg of it; it requires 2",
+                        consumer, have));
+}
+
 uint64_t image_base(Executor& x) { return reinterpret_cast<uint64_t>(x.ctx().object->image().data()); }
 
 }  // namespace
@@ -155,6 +167,7 @@ void execute_salu(Executor& x) {
       case op::S_GETREG_B32: {
         const HwReg h = hwreg(k);
         if (h.id != 1) x.fault(fmt::format("s_getreg of hardware register {} is not modelled (only HW_REG_MODE)", h.id));
+        setreg_hazard(x, "s_getreg_b32");
         const uint32_t mask = h.size >= 32 ? ~0u : ((1u << h.size) - 1);
         D((w.mode >> h.offset) & mask);
         return;
@@ -163,6 +176,8 @@ void execute_salu(Executor& x) {
       case op::S_SETREG_IMM32_B32: {
         const HwReg h = hwreg(k);
         if (h.id != 1) x.fault(fmt::format("s_setreg of hardware register {} is not modelled (only HW_REG_MODE)", h.id));
+        setreg_hazard(x, in.name);
+        w.setreg_mode_clock = w.clock + 1;
         const uint32_t value = in.op == op::S_SETREG_B32 ? Dread() : in.literal;
         const uint32_t mask = (h.size >= 32 ? ~0u : ((1u << h.size) - 1)) << h.offset;
         w.mode = (w.mode & ~mask) | ((value << h.offset) & mask);

@@ -41,35 +41,51 @@ OpType optype_of(ValuType t) {
   }
 }
 
-// IEEE-mode minNum/maxNum of the ISA: a signaling NaN input gives a quiet NaN, a quiet NaN
-// input gives the other operand.
-uint32_t fmin32(uint32_t a, uint32_t b) {
-  if (is_snan32(a)) return quiet32(a);
-  if (is_snan32(b)) return quiet32(b);
+// v_min_f32/v_max_f32 as the CDNA4 pseudocode defines them (tinygrad cdna str_pcode.py,
+// V_MIN_F32/V_MAX_F32): with MODE.IEEE a signaling NaN input gives that NaN quieted (S0 checked
+// first); otherwise, and for quiet NaNs, a NaN input gives the other operand; -0 < +0.
+// MODE.IEEE is bit 9 of MODE (from the kernel descriptor's ENABLE_IEEE_MODE).
+constexpr uint32_t kModeIeee = 1u << 9;
+uint32_t fmin32(uint32_t a, uint32_t b, bool ieee) {
+  if (ieee && is_snan32(a)) return quiet32(a);
+  if (ieee && is_snan32(b)) return quiet32(b);
   if (is_nan32(a)) return b;
   if (is_nan32(b)) return a;
   const float x = as_f32(a), y = as_f32(b);
   if (x == y) return (a | b) & 0x80000000u ? (a & 0x80000000u ? a : b) : a;  // -0 < +0
   return x < y ? a : b;
 }
-uint32_t fmax32(uint32_t a, uint32_t b) {
-  if (is_snan32(a)) return quiet32(a);
-  if (is_snan32(b)) return quiet32(b);
+uint32_t fmax32(uint32_t a, uint32_t b, bool ieee) {
+  if (ieee && is_snan32(a)) return quiet32(a);
+  if (ieee && is_snan32(b)) return quiet32(b);
   if (is_nan32(a)) return b;
   if (is_nan32(b)) return a;
   const float x = as_f32(a), y = as_f32(b);
   if (x == y) return (a & 0x80000000u) ? b : a;
   return x > y ? a : b;
 }
-double fmin64(double a, double b) { if (std::isnan(a)) return b; if (std::isnan(b)) return a; return a < b ? a : b; }
-double fmax64(double a, double b) { if (std::isnan(a)) return b; if (std::isnan(b)) return a; return a > b ? a : b; }
+// V_MIN_F64/V_MAX_F64: the same rules on binary64 bits.
+bool is_nan64(uint64_t u) { return (u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull; }
+bool is_snan64(uint64_t u) { return is_nan64(u) && !(u & 0x0008000000000000ull); }
+uint64_t fminmax64(uint64_t a, uint64_t b, bool ieee, bool is_max) {
+  if (ieee && is_snan64(a)) return a | 0x0008000000000000ull;
+  if (ieee && is_snan64(b)) return b | 0x0008000000000000ull;
+  if (is_nan64(a)) return b;
+  if (is_nan64(b)) return a;
+  const double x = as_f64(a), y = as_f64(b);
+  if (x == y) {
+    const bool a_neg = a >> 63;
+    return is_max ? (a_neg ? b : a) : (a_neg ? a : b);
+  }
+  return (is_max ? x > y : x < y) ? a : b;
+}
 
-uint32_t med3_f32(uint32_t a, uint32_t b, uint32_t c) {
-  if (is_nan32(a) || is_nan32(b) || is_nan32(c)) return fmin32(fmin32(a, b), c);
-  const uint32_t mx = fmax32(fmax32(a, b), c);
-  if (mx == a) return fmax32(b, c);
-  if (mx == b) return fmax32(a, c);
-  return fmax32(a, b);
+uint32_t med3_f32(uint32_t a, uint32_t b, uint32_t c, bool ieee) {
+  if (is_nan32(a) || is_nan32(b) || is_nan32(c)) return fmin32(fmin32(a, b, ieee), c, ieee);
+  const uint32_t mx = fmax32(fmax32(a, b, ieee), c, ieee);
+  if (mx == a) return fmax32(b, c, ieee);
+  if (mx == b) return fmax32(a, c, ieee);
+  return fmax32(a, b, ieee);
 }
 
 bool cmp_float(uint8_t cond, double a, double b) {
@@ -305,8 +321,11 @@ struct ValuExec {
         uint32_t out;
         if (in.sdwa.dst_unused == 2) out = (dst_row[l] & ~field) | v;
         else if (in.sdwa.dst_unused == 1) {
+          // UNUSED_SEXT: bits above the field copy its top bit, bits below are 0. A field that
+          // ends at bit 31 (BYTE_3, WORD_1) has nothing above it: a shift by 32 would be
+          // undefined (x86 masks it to 0 and sets every bit), so it is excluded explicitly.
           out = v;
-          if ((v >> (shift + width - 1)) & 1) out |= ~((1u << (shift + width)) - 1);
+          if (shift + width < 32 && ((v >> (shift + width - 1)) & 1)) out |= ~((1u << (shift + width)) - 1);
         } else out = v;
         dst_row[l] = out;
       }
@@ -488,9 +507,9 @@ bool ValuExec::run_64bit() {
     case op::V_FMA_F64: check_round_mode(); src64(0, a, ValuType::kF64); src64(1, b, ValuType::kF64); src64(2, c, ValuType::kF64);
       each([&](int l) { return as_u64(std::fma(as_f64(a[l]), as_f64(b[l]), as_f64(c[l]))); }); break;
     case op::V_MIN_F64: src64(0, a, ValuType::kF64); src64(1, b, ValuType::kF64);
-      each([&](int l) { return as_u64(fmin64(as_f64(a[l]), as_f64(b[l]))); }); break;
+      each([&](int l) { return fminmax64(a[l], b[l], w.mode & kModeIeee, false); }); break;
     case op::V_MAX_F64: src64(0, a, ValuType::kF64); src64(1, b, ValuType::kF64);
-      each([&](int l) { return as_u64(fmax64(as_f64(a[l]), as_f64(b[l]))); }); break;
+      each([&](int l) { return fminmax64(a[l], b[l], w.mode & kModeIeee, true); }); break;
     case op::V_LSHLREV_B64: { const uint32_t* sh = src(0, ValuType::kB32); src64(1, b, ValuType::kI64);
       each([&](int l) { return b[l] << (sh[l] & 63); }); break; }
     case op::V_LSHRREV_B64: { const uint32_t* sh = src(0, ValuType::kB32); src64(1, b, ValuType::kI64);
@@ -512,9 +531,12 @@ bool ValuExec::run_64bit() {
           if (full >> 64) carry |= 1ull << l;
           return uint64_t(full);
         }
+        // CDNA4 pseudocode (VOP3SD V_MAD_I64_I32): { D1.i1, D0.i64 } = 65'B(65'I(S0.i32) *
+        // 65'I(S1.i32) + 65'I(S2.i64)): D1 is bit 64 of the 65-bit two's-complement sum, i.e.
+        // its sign (the exact sum always fits in 65 bits), not a signed-overflow flag.
         const __int128 full = (__int128)((int64_t)int32_t(s0[l]) * int32_t(s1[l])) + (__int128)int64_t(c[l]);
-        if (full > INT64_MAX || full < INT64_MIN) carry |= 1ull << l;
-        return uint64_t(int64_t(full));
+        if ((static_cast<unsigned __int128>(full) >> 64) & 1) carry |= 1ull << l;
+        return uint64_t(full);
       });
       store64(r);
       write_sgpr_mask(in.sdst, carry);
@@ -609,6 +631,25 @@ void ValuExec::run() {
     case op::V_MUL_F32: F32_2(x0 * x1)
     case op::V_MUL_LEGACY_F32: F32_2((x0 == 0.0f || x1 == 0.0f) ? 0.0f : x0 * x1)
     case op::V_FMA_F32: F32_3(std::fma(x0, x1, x2))
+    case op::V_DIV_FMAS_F32: {
+      // A VALU write of VCC needs 4 wait states before v_div_fmas reads it (LLVM
+      // GCNHazardRecognizer checkDivFMasHazards; CDNA4 ISA "Manually Inserted Wait States").
+      for (uint16_t c : {operand::kVccLo, operand::kVccHi}) {
+        const uint64_t t = w.valu_sgpr_write_clock[c];
+        const int64_t have = t ? int64_t(w.clock) - int64_t(t - 1) - 1 : int64_t(1) << 40;
+        if (have < 4)
+          x.fault(fmt::format("VALU hazard: v_div_fmas_f32 reads VCC {} wait state(s) after a VALU wrote it; "
+                              "it requires 4", have));
+      }
+      // CDNA4 pseudocode V_DIV_FMAS_F32: VCC[lane] ? 2^32 * fma(S0, S1, S2) : fma(S0, S1, S2).
+      const uint64_t vcc = w.vcc();
+      const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C();
+      lanes([&](int l) {
+        const float f = std::fma(as_f32(in_f32(a[l])), as_f32(in_f32(b[l])), as_f32(in_f32(c[l])));
+        return out_f32(as_u32((vcc >> l) & 1 ? f * 0x1p32f : f));
+      });
+      break;
+    }
     case op::V_FMAC_F32: {
       const uint32_t* a = A(); const uint32_t* b = B();
       const uint32_t d = in.dst - operand::kVgpr0;
@@ -621,14 +662,16 @@ void ValuExec::run() {
       lanes([&](int l) { return out_f32(as_u32(std::fma(as_f32(in_f32(a[l])), k, as_f32(in_f32(b[l]))))); }); break; }
     case op::V_FMAAK_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const float k = as_f32(in.literal);
       lanes([&](int l) { return out_f32(as_u32(std::fma(as_f32(in_f32(a[l])), as_f32(in_f32(b[l])), k))); }); break; }
-    case op::V_MIN_F32: { const uint32_t* a = A(); const uint32_t* b = B(); lanes([&](int l) { return out_f32(fmin32(in_f32(a[l]), in_f32(b[l]))); }); break; }
-    case op::V_MAX_F32: { const uint32_t* a = A(); const uint32_t* b = B(); lanes([&](int l) { return out_f32(fmax32(in_f32(a[l]), in_f32(b[l]))); }); break; }
-    case op::V_MIN3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C();
-      lanes([&](int l) { return out_f32(fmin32(fmin32(in_f32(a[l]), in_f32(b[l])), in_f32(c[l]))); }); break; }
-    case op::V_MAX3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C();
-      lanes([&](int l) { return out_f32(fmax32(fmax32(in_f32(a[l]), in_f32(b[l])), in_f32(c[l]))); }); break; }
-    case op::V_MED3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C();
-      lanes([&](int l) { return out_f32(med3_f32(in_f32(a[l]), in_f32(b[l]), in_f32(c[l]))); }); break; }
+    case op::V_MIN_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const bool ie = w.mode & kModeIeee;
+      lanes([&](int l) { return out_f32(fmin32(in_f32(a[l]), in_f32(b[l]), ie)); }); break; }
+    case op::V_MAX_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const bool ie = w.mode & kModeIeee;
+      lanes([&](int l) { return out_f32(fmax32(in_f32(a[l]), in_f32(b[l]), ie)); }); break; }
+    case op::V_MIN3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); const bool ie = w.mode & kModeIeee;
+      lanes([&](int l) { return out_f32(fmin32(fmin32(in_f32(a[l]), in_f32(b[l]), ie), in_f32(c[l]), ie)); }); break; }
+    case op::V_MAX3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); const bool ie = w.mode & kModeIeee;
+      lanes([&](int l) { return out_f32(fmax32(fmax32(in_f32(a[l]), in_f32(b[l]), ie), in_f32(c[l]), ie)); }); break; }
+    case op::V_MED3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); const bool ie = w.mode & kModeIeee;
+      lanes([&](int l) { return out_f32(med3_f32(in_f32(a[l]), in_f32(b[l]), in_f32(c[l]), ie)); }); break; }
     case op::V_LDEXP_F32: { const uint32_t* a = A(); const uint32_t* b = src(1, ValuType::kB32);
       lanes([&](int l) { return out_f32(as_u32(std::ldexp(as_f32(in_f32(a[l])), std::clamp<int32_t>(int32_t(b[l]), -1000, 1000)))); }); break; }
     case op::V_FRACT_F32: F32_1(std::isinf(x0) ? std::nanf("") : std::min(x0 - std::floor(x0), 0x1.fffffep-1f))
@@ -891,6 +934,12 @@ void ValuExec::run() {
       // src0; 16: odd 16-lane rows of vdst with even rows of src0). Both registers are written.
       const uint32_t d = in.dst - operand::kVgpr0, s0 = in.src[0] - operand::kVgpr0;
       if (in.src[0] < operand::kVgpr0) x.fault("permlane swap source must be a VGPR");
+      // The CDNA4 pseudocode of both swaps moves every lane pair and never mentions EXEC, and
+      // no public source says what a partial EXEC does to a pair with one inactive lane: such
+      // a use is refused rather than given a guessed meaning.
+      if (exec != ~0ull)
+        x.fault(fmt::format("{} with a partial EXEC (0x{:016x}) is not modelled: the ISA does not define "
+                            "which lanes move", in.name, exec));
       x.hazard_check_read_vgpr(d, false, false);
       x.hazard_check_read_vgpr(s0, false, false);
       // gfx950: a VALU write of either VGPR needs 2 wait states before the permlane swap

@@ -230,6 +230,8 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
 
 void Executor::issue(PendingOp* op) {
   Wave& w = *w_;
+  check_memory_order(*op);
+  if (op->kind == PendingOp::kGlobalLoadToLds) ++w.lds_dma_in_flight;
   // A full counter stalls issue until the oldest operation returns.
   if (op->counter == Counter::kVm) {
     if (w.vm_queue.size() >= kMaxVmcnt) retire_oldest(Counter::kVm);
@@ -262,6 +264,7 @@ void Executor::land(PendingOp* op) {
 
 void Executor::retire(PendingOp* op) {
   land(op);
+  if (op->kind == PendingOp::kGlobalLoadToLds) --w_->lds_dma_in_flight;
   for (int i = 0; i < op->nmarked; ++i) clear_pending(op->marked[i]);
   op->nmarked = 0;
   w_->free_ops.push_back(op);
@@ -464,6 +467,7 @@ void Executor::run() {
     if (!any_alive) break;
     if (runnable.empty()) {
       // Every live wave waits at s_barrier: release them (waves that ended do not count).
+      record_unfenced_writes();
       for (auto& w : wg_.waves) w->at_barrier = false;
       continue;
     }

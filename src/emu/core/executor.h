@@ -71,6 +71,9 @@ class Executor {
   void wait_counts(uint32_t vmcnt, uint32_t lgkmcnt);
   void drain_all();
   void maybe_complete_random();
+  // Cross-wave ordering at barriers and loads to LDS (memory_order.cpp).
+  void record_unfenced_writes();
+  void check_memory_order(const PendingOp& op);
 
   // Memory.
   const MemoryRegion* region_for(uint64_t addr, uint64_t bytes, bool write) const;

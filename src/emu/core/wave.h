@@ -104,6 +104,7 @@ struct Wave {
   std::vector<PendingOp*> free_ops;
   std::vector<std::unique_ptr<PendingOp>> op_storage;
   uint64_t next_seq = 0;
+  uint32_t lds_dma_in_flight = 0;  // loads to LDS in vm_queue (memory_order.cpp)
   // Outstanding writes per register (VGPR 0-255, AGPR 256-511, SGPR 512-639).
   std::array<uint8_t, 640> pending_write{};
   uint32_t pending_total = 0;
@@ -122,6 +123,7 @@ struct Wave {
   std::array<uint64_t, 128> valu_sgpr_write_clock{};   // last VALU write of each SGPR (+1)
   uint64_t valu_exec_write_clock = 0;                  // last VALU write of EXEC (+1)
   uint64_t salu_m0_write_clock = 0;
+  uint64_t setreg_mode_clock = 0;                      // last s_setreg of HW_REG_MODE (+1)
   std::array<uint64_t, 256> store_data_read_until{};   // > 64-bit VMEM store data (clock bound)
 
   uint64_t exec() const { return uint64_t(s[126]) | (uint64_t(s[127]) << 32); }
@@ -132,12 +134,25 @@ struct Wave {
   uint32_t* areg(uint32_t r) { return &a[size_t(r) * kLanes]; }
 };
 
+// A write a wave had not waited for when an s_barrier released (memory_order.cpp).
+struct UnfencedWrite {
+  struct Bytes {
+    bool lds;
+    uint64_t begin, end;
+  };
+  uint32_t wave = 0, pc = 0;
+  uint64_t lo[2], hi[2];  // bounding range per space (index: 0 global, 1 LDS)
+  std::vector<Bytes> ranges;
+};
+
 struct Workgroup {
   uint32_t id[3] = {0, 0, 0};
   uint64_t linear_id = 0;
   std::vector<uint8_t> lds;
   std::vector<std::unique_ptr<Wave>> waves;
   Rng rng{1};
+  // Writes not waited for at the last barrier release; cleared at the next one.
+  std::vector<UnfencedWrite> unfenced;
 };
 
 }  // namespace zyfa::emu

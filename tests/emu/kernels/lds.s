@@ -32,3 +32,49 @@ KERNEL_END k_lds_exchange, 64, 0, 1024
 KERNEL_BEGIN k_lds_exchange_late_wait
   EXCHANGE 0
 KERNEL_END k_lds_exchange_late_wait, 64, 0, 1024
+
+// Global memory: every work-item stores its id at out[4096 + id] (past the per-lane result
+// rows), the workgroup synchronizes, each loads the id 64 work-items further on.
+.macro GLOBAL_EXCHANGE wait_before_barrier
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  v_add_u32 v1, 16384, v1
+  global_store_dword v1, v0, s[20:21]
+  .if \wait_before_barrier
+  s_waitcnt vmcnt(0)
+  .endif
+  s_barrier
+  v_add_u32 v2, 64, v0
+  v_and_b32 v2, 0xff, v2
+  v_lshlrev_b32 v2, 2, v2
+  v_add_u32 v2, 16384, v2
+  global_load_dword v3, v2, s[20:21]
+  s_waitcnt vmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_global_exchange
+  GLOBAL_EXCHANGE 1
+KERNEL_END k_global_exchange
+
+KERNEL_BEGIN k_global_exchange_late_wait
+  GLOBAL_EXCHANGE 0
+KERNEL_END k_global_exchange_late_wait
+
+// Each work-item writes its id to LDS, passes a barrier without waiting, reads back its own
+// slot (ordered by the LDS queue of its wave) and stores it.
+KERNEL_BEGIN k_lds_own_readback
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  ds_write_b32 v1, v0
+  s_barrier
+  ds_read_b32 v3, v1
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+KERNEL_END k_lds_own_readback, 64, 0, 1024

@@ -1,0 +1,134 @@
+// Cross-wave ordering of memory writes at s_barrier, and LDS written by loads straight to LDS.
+//
+// gfx950 has no automatic wait before s_barrier (LLVM: gfx90a and later have
+// FeatureBackOffBarrier, so SIInsertWaitcnts emits an explicit s_waitcnt before each barrier):
+// a store or LDS write that its wave has not waited for (vmcnt / lgkmcnt) when the barrier
+// releases may still be in flight when another wave reads the same bytes after the barrier.
+// The random landing of the in-flight model shows such a bug only for some interleavings; this
+// check makes it deterministic. At each barrier release every write still in a wave's queues
+// (landed or not: only s_waitcnt orders it) is recorded with its byte ranges; until the next
+// release, another wave of the workgroup touching those bytes is a fault. The check depends
+// only on program order between barriers, never on the interleaving.
+//
+// A buffer/global load with `lds` writes LDS when it completes (vmcnt), so reading or writing
+// that LDS before s_waitcnt vmcnt retires the load is a fault as well (same wave).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "emu/core/executor.h"
+#include "emu/isa/isa_ops.h"
+
+namespace zyfa::emu {
+namespace {
+
+struct Range {
+  bool lds;
+  bool write;
+  uint64_t begin, end;
+};
+
+bool is_lds_rtn_atomic(uint16_t o) {
+  return (o >= op::DS_ADD_RTN_U32 && o <= op::DS_ADD_RTN_F32) || o == op::DS_WRXCHG_RTN_B32;
+}
+
+// Byte ranges an operation reads or writes (active, in-range lanes only).
+template <typename F>
+void for_each_range(const PendingOp& op, F f) {
+  if (op.kind == PendingOp::kScalarLoad) return;  // scalar cache reads are not tracked
+  const bool permute = op.kind == PendingOp::kLdsLoad && op.lds_base == 0xFFFFFFFFu;
+  if (permute) return;  // ds_bpermute/permute/swizzle touch no LDS memory
+  for (int l = 0; l < kLanes; ++l) {
+    if (!((op.exec >> l) & 1)) continue;
+    for (int k = 0; k < op.dwords; ++k) {
+      const uint32_t bytes = op.elem_bytes < 4 ? op.elem_bytes : 4;
+      const uint64_t a = op.addr[l * 4 + k];
+      switch (op.kind) {
+        case PendingOp::kGlobalLoad:
+          if (op.valid[l * 4 + k]) f(Range{false, false, a, a + bytes});
+          break;
+        case PendingOp::kGlobalStore:
+          if (op.valid[l * 4 + k]) f(Range{false, true, a, a + bytes});
+          break;
+        case PendingOp::kGlobalLoadToLds: {
+          if (op.valid[l * 4 + k]) f(Range{false, false, a, a + bytes});
+          const uint64_t lds = uint64_t(op.lds_base) + uint64_t(l) * (op.dwords > 1 ? 16 : 4) + uint64_t(k) * 4;
+          f(Range{true, true, lds, lds + 4});
+          break;
+        }
+        case PendingOp::kLdsLoad:
+          f(Range{true, is_lds_rtn_atomic(op.op), a, a + bytes});
+          break;
+        case PendingOp::kLdsStore:
+        case PendingOp::kLdsAtomic:
+          f(Range{true, true, a, a + bytes});
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+const char* space(bool lds) { return lds ? "LDS" : "global memory"; }
+
+}  // namespace
+
+void Executor::record_unfenced_writes() {
+  wg_.unfenced.clear();
+  for (auto& wp : wg_.waves) {
+    const Wave& w = *wp;
+    for (const auto* queue : {&w.vm_queue, &w.lds_queue}) {
+      for (const PendingOp* op : *queue) {
+        UnfencedWrite u;
+        u.wave = w.id_in_group;
+        u.pc = op->pc;
+        u.lo[0] = u.lo[1] = ~0ull;
+        u.hi[0] = u.hi[1] = 0;
+        for_each_range(*op, [&](const Range& r) {
+          if (!r.write) return;
+          u.ranges.push_back({r.lds, r.begin, r.end});
+          u.lo[r.lds] = std::min(u.lo[r.lds], r.begin);
+          u.hi[r.lds] = std::max(u.hi[r.lds], r.end);
+        });
+        if (!u.ranges.empty()) wg_.unfenced.push_back(std::move(u));
+      }
+    }
+  }
+}
+
+void Executor::check_memory_order(const PendingOp& op) {
+  Wave& w = *w_;
+  // LDS written by this wave's own loads-to-LDS still in flight.
+  const bool touches_lds = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
+                           op.kind == PendingOp::kLdsAtomic || op.kind == PendingOp::kGlobalLoadToLds;
+  if (touches_lds && w.lds_dma_in_flight) {
+    for (const PendingOp* dma : w.vm_queue) {
+      if (dma->kind != PendingOp::kGlobalLoadToLds || dma == &op) continue;
+      for_each_range(*dma, [&](const Range& d) {
+        if (!d.lds) return;
+        for_each_range(op, [&](const Range& r) {
+          if (r.lds && r.begin < d.end && d.begin < r.end)
+            fault(fmt::format("LDS bytes 0x{:x}..0x{:x} are written by the load to LDS at pc 0x{:x}, which has not "
+                              "been waited for (s_waitcnt vmcnt) before this access",
+                              d.begin, d.end - 1, dma->pc));
+        });
+      });
+    }
+  }
+  if (wg_.unfenced.empty()) return;
+  for_each_range(op, [&](const Range& r) {
+    for (const UnfencedWrite& u : wg_.unfenced) {
+      if (u.wave == w.id_in_group || r.begin >= u.hi[r.lds] || u.lo[r.lds] >= r.end) continue;
+      for (const UnfencedWrite::Bytes& b : u.ranges) {
+        if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end) continue;
+        fault(fmt::format("{} bytes 0x{:x}..0x{:x} were written by wave {} at pc 0x{:x} without an s_waitcnt "
+                          "before the s_barrier; this {} after the barrier may see them before they land "
+                          "(missing s_waitcnt before s_barrier)",
+                          space(r.lds), b.begin, b.end - 1, u.wave, u.pc, r.write ? "write" : "read"));
+      }
+    }
+  });
+}
+
+}  // namespace zyfa::emu

@@ -1,0 +1,167 @@
+// Cases where the CDNA4 ISA pseudocode and a natural C++ reading differ (expected values and
+// sources in test_emu_pseudocode.cpp). v0 = lane id; results at out[lane * 16 + index].
+.include "common.inc"
+
+// SDWA dst_unused:UNUSED_SEXT, IEEE-mode NaN rules of v_max/v_min/v_max3, the carry-out of
+// v_mad_i64_i32. Assembled twice: MODE.IEEE on and off.
+.macro PSEUDOCODE_CASES
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  // 0: a field ending at bit 31 has no bits above it to sign-extend: 0x8001 -> 0x80010000
+  v_mov_b32 v1, 0x8001
+  s_nop 1
+  v_mov_b32_sdwa v2, v1 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:WORD_0
+  // 1: BYTE_1 of 0x80 -> 0x8000, sign bit 15 copied upwards, bits 7:0 zero: 0xffff8000
+  v_mov_b32 v3, 0x80
+  s_nop 1
+  v_mov_b32_sdwa v4, v3 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_0
+  s_nop 0
+  STORE_V 0, v2
+  STORE_V 1, v4
+  // 2..5: signaling NaN 0x7f800001 against 1.0 (v6) and 2.0
+  v_mov_b32 v5, 0x7f800001
+  v_mov_b32 v6, 1.0
+  v_max_f32 v7, v5, v6
+  v_min_f32 v8, v6, v5
+  v_max3_f32 v9, 2.0, v5, v6
+  v_med3_f32 v10, v5, 2.0, v6
+  STORE_V 2, v7
+  STORE_V 3, v8
+  STORE_V 4, v9
+  STORE_V 5, v10
+  // 6..9: v_mad_i64_i32 D1 = bit 64 of the 65-bit sum: (-1) * 1 + 0 = -1 -> D1 = 1
+  v_mov_b32 v11, -1
+  v_mov_b32 v15, 1
+  v_mov_b32 v12, 0
+  v_mov_b32 v13, 0
+  v_mad_i64_i32 v[16:17], s[30:31], v11, v15, v[12:13]
+  s_nop 1
+  v_cndmask_b32 v18, 0, 1, s[30:31]
+  STORE_V 6, v16
+  STORE_V 7, v18
+  // 2 * 3 + 0x7fffffffffffffff = 2^63 + 5: fits in 65 bits, bit 64 = 0 (not an overflow flag)
+  v_mov_b32 v11, 2
+  v_mov_b32 v15, 3
+  v_mov_b32 v12, -1
+  v_mov_b32 v13, 0x7fffffff
+  v_mad_i64_i32 v[16:17], s[30:31], v11, v15, v[12:13]
+  s_nop 1
+  v_cndmask_b32 v18, 0, 1, s[30:31]
+  STORE_V 8, v17
+  STORE_V 9, v18
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_pseudocode_ieee
+  PSEUDOCODE_CASES
+KERNEL_END k_pseudocode_ieee
+
+KERNEL_BEGIN k_pseudocode_noieee
+  PSEUDOCODE_CASES
+KERNEL_END k_pseudocode_noieee, 64, 0, 0, 0
+
+// ds_min_f32 / ds_max_f32 are plain comparisons: a NaN in memory stays. Lane slot lane * 4.
+KERNEL_BEGIN k_ds_minmax_nan
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  v_add_u32 v2, 256, v1
+  v_mov_b32 v3, 0x7fc00000
+  v_mov_b32 v4, 2.0
+  ds_write_b32 v1, v3
+  ds_write_b32 v2, v3
+  ds_min_f32 v1, v4
+  ds_max_f32 v2, v4
+  ds_read_b32 v5, v1
+  ds_read_b32 v6, v2
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v5
+  STORE_V 1, v6
+  s_waitcnt vmcnt(0)
+KERNEL_END k_ds_minmax_nan, 64, 0, 512
+
+// Packed f32 with an inline constant: the ISA leaves the high dword undefined.
+KERNEL_BEGIN k_pk_f32_inline_constant
+  v_mov_b32 v2, 1.0
+  v_mov_b32 v3, 2.0
+  v_pk_mul_f32 v[4:5], v[2:3], 1.0
+KERNEL_END k_pk_f32_inline_constant
+
+// v_permlane32_swap / v_permlane16_swap with all lanes active (CDNA4 pseudocode).
+KERNEL_BEGIN k_permlane_swap
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, v0
+  v_add_u32 v2, 100, v0
+  v_mov_b32 v3, v0
+  v_add_u32 v4, 100, v0
+  s_nop 1
+  v_permlane32_swap_b32 v1, v2
+  v_permlane16_swap_b32 v3, v4
+  STORE_V 0, v1
+  STORE_V 1, v2
+  STORE_V 2, v3
+  STORE_V 3, v4
+  s_waitcnt vmcnt(0)
+KERNEL_END k_permlane_swap
+
+// The same with only the low 32 lanes active: refused (undefined by the ISA).
+KERNEL_BEGIN k_permlane_swap_partial_exec
+  v_mov_b32 v1, v0
+  v_add_u32 v2, 100, v0
+  s_mov_b32 exec_hi, 0
+  s_nop 4
+  v_permlane32_swap_b32 v1, v2
+KERNEL_END k_permlane_swap_partial_exec
+
+// v_div_fmas_f32 after a VALU write of VCC: 4 wait states required. VCC = lanes below 32;
+// fma(1.5, 2.0, 0.25) = 3.25, scaled by 2^32 where VCC is set.
+.macro DIV_FMAS nops
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 1.5
+  v_mov_b32 v2, 2.0
+  v_mov_b32 v3, 0x3e800000
+  v_cmp_gt_u32 vcc, 32, v0
+  s_nop \nops
+  v_div_fmas_f32 v4, v1, v2, v3
+  STORE_V 0, v4
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_div_fmas_ok
+  DIV_FMAS 3
+KERNEL_END k_div_fmas_ok
+
+KERNEL_BEGIN k_div_fmas_short
+  DIV_FMAS 2
+KERNEL_END k_div_fmas_short
+
+// s_setreg of MODE then s_getreg / s_setreg of MODE: 2 wait states required.
+.macro SETREG_GETREG nops
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
+  s_nop \nops
+  s_getreg_b32 s5, hwreg(HW_REG_MODE, 4, 4)
+  STORE_S 0, s5
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_setreg_getreg_ok
+  SETREG_GETREG 1
+KERNEL_END k_setreg_getreg_ok
+
+KERNEL_BEGIN k_setreg_getreg_short
+  SETREG_GETREG 0
+KERNEL_END k_setreg_getreg_short
+
+KERNEL_BEGIN k_setreg_setreg_short
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
+  s_nop 0
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
+KERNEL_END k_setreg_setreg_short

@@ -1,0 +1,128 @@
+// Instruction semantics where the CDNA4 pseudocode (tinygrad cdna/str_pcode.py, extracted
+// from the ISA guide) differs from a natural C++ reading, and the hazards LLVM's
+// GCNHazardRecognizer lists for s_setreg/s_getreg and v_div_fmas. Each expected value is
+// worked by hand from the pseudocode quoted next to it.
+#include "kernel_harness.h"
+
+namespace zyfa::emu::test {
+namespace {
+
+constexpr uint32_t kSignalingNan = 0x7f800001u, kQuietedNan = 0x7fc00001u;
+
+void check_common_cases(const TestKernels::Run& r) {
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    const uint32_t* o = &r.out[lane * 16];
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    EXPECT_EQ(o[0], 0x80010000u);  // UNUSED_SEXT, WORD_1: nothing above bit 31, bits 15:0 zero
+    EXPECT_EQ(o[1], 0xffff8000u);  // UNUSED_SEXT, BYTE_1: bits 31:16 copy bit 15, bits 7:0 zero
+    // { D1, D0 } = 65-bit S0 * S1 + S2: -1 * 1 + 0 = -1 (all 65 bits set)
+    EXPECT_EQ(o[6], 0xffffffffu);
+    EXPECT_EQ(o[7], 1u);
+    // 2 * 3 + (2^63 - 1) = 2^63 + 5: D0 = 0x8000000000000005, bit 64 clear
+    EXPECT_EQ(o[8], 0x80000000u);
+    EXPECT_EQ(o[9], 0u);
+  }
+}
+
+TEST(EmuPseudocode, IeeeModeOn) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_pseudocode_ieee", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  check_common_cases(r);
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    const uint32_t* o = &r.out[lane * 16];
+    // V_MAX_F32/V_MIN_F32 with MODE.IEEE: a signaling NaN operand gives it quieted.
+    EXPECT_EQ(o[2], kQuietedNan);
+    EXPECT_EQ(o[3], kQuietedNan);
+    // V_MAX3_F32 = max(max(2.0, sNaN), 1.0) = max(qNaN, 1.0) = 1.0
+    EXPECT_EQ(o[4], f2u(1.0f));
+    // V_MED3_F32 with a NaN operand = min3(sNaN, 2.0, 1.0) = min(qNaN, 1.0) = 1.0
+    EXPECT_EQ(o[5], f2u(1.0f));
+  }
+}
+
+TEST(EmuPseudocode, IeeeModeOff) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_pseudocode_noieee", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  check_common_cases(r);
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    const uint32_t* o = &r.out[lane * 16];
+    // Without MODE.IEEE every NaN operand gives the other operand.
+    EXPECT_EQ(o[2], f2u(1.0f));
+    EXPECT_EQ(o[3], f2u(1.0f));
+    EXPECT_EQ(o[4], f2u(2.0f));  // max(max(2.0, sNaN), 1.0) = max(2.0, 1.0)
+    EXPECT_EQ(o[5], f2u(1.0f));  // min(min(sNaN, 2.0), 1.0) = min(2.0, 1.0)
+  }
+  (void)kSignalingNan;
+}
+
+TEST(EmuPseudocode, DsMinMaxF32KeepNanInMemory) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_ds_minmax_nan", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    // MEM = DATA < MEM ? DATA : MEM: 2.0 < NaN is false, the NaN stays (likewise for max).
+    EXPECT_EQ(r.out[lane * 16 + 0], 0x7fc00000u) << "lane " << lane;
+    EXPECT_EQ(r.out[lane * 16 + 1], 0x7fc00000u) << "lane " << lane;
+  }
+}
+
+TEST(EmuPseudocode, PackedF32InlineConstantIsRefused) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_pk_f32_inline_constant", 16);
+  ASSERT_FALSE(r.result.ok);
+  EXPECT_NE(r.result.error.find("v_pk_mul_f32 with an inline constant or literal source is not modelled"),
+            std::string::npos) << r.result.error;
+}
+
+TEST(EmuPseudocode, PermlaneSwaps) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_permlane_swap", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t* o = &r.out[l * 16];
+    SCOPED_TRACE("lane " + std::to_string(l));
+    // permlane32: VDST lanes 32..63 <-> SRC0 lanes 0..31 (v1 = lane, v2 = lane + 100)
+    EXPECT_EQ(o[0], l < 32 ? l : l - 32 + 100);
+    EXPECT_EQ(o[1], l < 32 ? l + 32 : l + 100);
+    // permlane16: VDST rows 1 and 3 <-> SRC0 rows 0 and 2 (v3 = lane, v4 = lane + 100)
+    const bool odd_row = (l / 16) % 2 == 1;
+    EXPECT_EQ(o[2], odd_row ? l - 16 + 100 : l);
+    EXPECT_EQ(o[3], odd_row ? l + 100 : l + 16);
+  }
+  const auto partial = k.run("k_permlane_swap_partial_exec", 16);
+  ASSERT_FALSE(partial.result.ok);
+  EXPECT_NE(partial.result.error.find("v_permlane32_swap_b32_e32 with a partial EXEC"), std::string::npos)
+      << partial.result.error;
+}
+
+TEST(EmuPseudocode, DivFmasWaitsForVcc) {
+  TestKernels k("pseudocode");
+  const auto ok = k.run("k_div_fmas_ok", 64 * 16);
+  ASSERT_TRUE(ok.result.ok) << ok.result.error;
+  for (uint32_t l = 0; l < 64; ++l)
+    EXPECT_EQ(ok.out[l * 16], f2u(l < 32 ? 3.25f * 4294967296.0f : 3.25f)) << "lane " << l;
+  const auto bad = k.run("k_div_fmas_short", 64 * 16);
+  ASSERT_FALSE(bad.result.ok);
+  EXPECT_NE(bad.result.error.find("v_div_fmas_f32 reads VCC 3 wait state(s) after a VALU wrote it; it requires 4"),
+            std::string::npos) << bad.result.error;
+}
+
+TEST(EmuPseudocode, SetregThenGetregWaits) {
+  TestKernels k("pseudocode");
+  const auto ok = k.run("k_setreg_getreg_ok", 16);
+  ASSERT_TRUE(ok.result.ok) << ok.result.error;
+  EXPECT_EQ(ok.out[0], 0xfu);  // MODE[7:4] (denormal controls) read back
+  const auto bad = k.run("k_setreg_getreg_short", 16);
+  ASSERT_FALSE(bad.result.ok);
+  EXPECT_NE(bad.result.error.find("s_getreg_b32 of HW_REG_MODE 1 wait state(s) after an s_setreg of it; it requires 2"),
+            std::string::npos) << bad.result.error;
+  const auto bad2 = k.run("k_setreg_setreg_short", 16);
+  ASSERT_FALSE(bad2.result.ok);
+  EXPECT_NE(bad2.result.error.find("s_setreg_imm32_b32 of HW_REG_MODE 1 wait state(s) after an s_setreg"),
+            std::string::npos) << bad2.result.error;
+}
+
+}  // namespace
+}  // namespace zyfa::emu::test
