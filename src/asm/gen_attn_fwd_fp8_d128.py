@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""Generates attn_fwd_fp8_d128_asm.s: causal FP8 e4m3 attention, d_qk = d_v = 128, for gfx950.
+
+Kernel attn_fwd_fp8_d128_asm, 256 threads (4 waves), kernel arguments AttnFwdArgs
+(src/kernels/hip/attn_fwd_args.h, 272 bytes), job table host/job_table.h with 128-row tiles.
+
+Work split. A persistent workgroup walks its jobs' tile words; a tile is 128 query rows, wave w
+owns rows 32w .. 32w+31. The key loop runs over 128-key tiles 0 .. tile (causal), and every
+wave runs every key tile because K and V of the tile are shared through LDS:
+  1. all 256 threads load the tile's K (128 x 128 bytes, row-major into LDS) and V (transposed
+     into LDS as Vt[dv][key], with v_perm_b32 byte shuffles), then a barrier;
+  2. scores transposed, S^T = K Q^T: K (from LDS) is the A operand of
+     v_mfma_scale_f32_32x32x64_f8f6f4, Q (registers, whole tile) the B operand, so lane
+     32h + j holds query j's scores of keys 8(r/4) + 4h + r%4 of each 32-key score block in
+     accumulator register r;
+  3. softmax per row in the lane (the partner lane j ^ 32 holds the other half of the row):
+     base-2 scores t = acc * scale * log2(e) * dq * dk; lazy rescaling per 128-key tile (the
+     running max moves only when the tile's max exceeds it by more than 0.125); per 64-key
+     block the integer k = clamp(floor(-(block max - m)), 0, 126); lean P: the e4m3 code of
+     2^(t - m + k) is trunc(8 (t - m + k) + 56.1557) written by one v_fma_f32 (from the raw
+     accumulator: 8 * scale is folded into the multiplier, the rest into the addend) and one
+     v_cvt_u32_f32 (truncating, negatives and -inf to 0);
+  4. O^T += V^T P^T per 64-key block, Vt (from LDS) as the A operand in the key order the
+     lane holds P in, P^T straight from registers as the B operand with the E8M0 scale
+     127 - k (2^-k removes the block's lift); one more MFMA with a ones A operand adds the
+     same rounded P (times 2^-k) into the row-sum accumulator L;
+  5. after the last key tile: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L).
+Rows past seqlen compute on the last row and are never stored. Wait states: 20 between an MFMA
+and VALU reads of its result, 2 between a VALU write of VCC/SGPR and its VALU read, 1 after a
+transcendental; every memory result is waited for with s_waitcnt before use.
+
+usage: gen_attn_fwd_fp8_d128.py OUTPUT.s
+"""
+
+import struct
+import sys
+
+from gfx950_asm import Kernel, emit
+
+ARGS_SIZE = 272
+THREADS = 256
+TILE = 128            # query rows per tile (kAttnTileRows) and keys per key tile
+KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, banks staggered)
+VROW = 144            # LDS bytes per Vt row (one dv, 128 keys)
+VT_BASE = TILE * KROW
+LDS_BYTES = VT_BASE + 128 * VROW
+LEAN_BIAS = 56.5 + 4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977)  # fp8_model.h kLeanBias
+RESCALE_THRESHOLD = 0.125
+LN2 = 0.6931471805599453
+
+
+def f32(x: float) -> str:
+    """A float as the hex literal of its binary32 bits."""
+    return hex(struct.unpack("<I", struct.pack("<f", x))[0])
+
+
+# ---- SGPRs: s[0:1] kernarg pointer, s2 workgroup id; s[8:75] the whole AttnFwdArgs.
+def arg(offset: int) -> int:
+    return 8 + offset // 4
+
+
+S_Q, S_K, S_V, S_OUT, S_LSE, S_JT = arg(0), arg(8), arg(16), arg(24), arg(32), arg(40)
+S_QDP, S_KDP, S_VDP = arg(48), arg(56), arg(64)
+S_QS, S_KS, S_VS, S_OS = arg(72), arg(96), arg(120), arg(144)   # (batch, seq, head) int64 each
+S_DS = arg(168)                                                 # 6 int64
+S_SCALE, S_QD, S_KD, S_VD = arg(216), arg(220), arg(224), arg(228)
+S_SEQ, S_HEADS, S_HEADSK, S_SEQM1 = arg(232), arg(236), arg(240), arg(244)  # reserved word: seqlen - 1
+S_DIVT, S_DIVH, S_DIVG = arg(248), arg(256), arg(264)
+S_G, S_NT, S_WORD, S_WEND = 76, 77, 78, 79
+S_TW, S_BH, S_TILE, S_B, S_H, S_HK, S_WAVE, S_KT, S_NKT, S_T0 = 80, 81, 82, 83, 84, 85, 86, 87, 88, 89
+S_X = 90      # s[90:91] 64-bit scratch / mask pair
+S_KB = 92     # s[92:93] K base of (b, hk)
+S_VB = 94     # s[94:95] V base
+S_Y = 96      # s[96:97] 64-bit scratch / mask pair
+S_VDS = 98    # v descale of (b, hk)
+S_T1 = 99
+NEXT_SGPR = 100
+
+# ---- VGPRs
+V_TID, V_BIAS, V_J, V_H = 0, 1, 2, 3
+V_T = 4            # v4..v15 temporaries
+V_ONES = 16        # 8: e4m3 1.0 in every byte
+V_P = 24           # 16: P codes of the two 64-key blocks
+V_Q = 40           # 16: Q as the B operand, d 0..63 then 64..127
+V_BUF = 56         # 32: global staging, K operands, V operands of block 0
+V_S = 88           # 64: scores of 4 score blocks; V transposed staging; V operands of block 1
+V_O = 152          # 64: O^T accumulators, 4 dv blocks of 32
+V_L = 216          # 16: row-sum accumulator (every register holds the row sum)
+V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 232, 233, 234, 235, 236, 237
+V_BM = 238         # 2: block maxima (raw accumulator units)
+V_C = 240          # 2: lean-P addends per block
+V_SC = 242         # 2: E8M0 scales per block
+V_ALPHA, V_BPERM, V_KR, V_VR, V_KW, V_VW = 244, 245, 246, 247, 248, 249
+V_T2, V_KPART, V_KG4, V_DG16, V_NEGINF, V_127 = 250, 251, 252, 253, 254, 255
+NEXT_VGPR = 256
+
+MFMA = "v_mfma_scale_f32_32x32x64_f8f6f4"
+MFMA_READ_NOPS = ["s_nop 7", "s_nop 7", "s_nop 3"]  # 20 wait states after a 16-pass MFMA
+
+
+def vr(base: int, n: int) -> str:
+    return f"v[{base}:{base + n - 1}]"
+
+
+class Labels:
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, stem: str) -> str:
+        self.n += 1
+        return f".L{stem}_{self.n}"
+
+
+L = Labels()
+
+
+def fast_div(dst: int, n: int, div: int):
+    """s_dst = n / d with the host's FastDiv (magic s_div, shift s_div+1): (n * magic) >> shift."""
+    return [f"s_mul_i32 s{S_Y}, s{n}, s{div}",
+            f"s_mul_hi_u32 s{S_Y + 1}, s{n}, s{div}",
+            f"s_lshr_b64 s[{S_Y}:{S_Y + 1}], s[{S_Y}:{S_Y + 1}], s{div + 1}",
+            f"s_mov_b32 s{dst}, s{S_Y}"]
+
+
+def mad64(dst: int, stride: int, idx: int):
+    """s[dst:dst+1] += s[stride:stride+1] * s_idx (idx unsigned 32-bit), mod 2^64."""
+    return [f"s_mul_i32 s{S_T0}, s{stride}, s{idx}",
+            f"s_mul_hi_u32 s{S_T1}, s{stride}, s{idx}",
+            f"s_mul_i32 s{S_Y}, s{stride + 1}, s{idx}",
+            f"s_add_u32 s{S_T1}, s{S_T1}, s{S_Y}",
+            f"s_add_u32 s{dst}, s{dst}, s{S_T0}",
+            f"s_addc_u32 s{dst + 1}, s{dst + 1}, s{S_T1}"]
+
+
+def load_descale(dst: int, ptr: int, host: int, strides: int):
+    """s_dst = ptr ? ptr[b * stride_b + hk * stride_hk] : host value."""
+    skip = L("descale_host")
+    return [f"s_mov_b32 s{dst}, s{host}",
+            f"s_cmp_lg_u64 s[{ptr}:{ptr + 1}], 0",
+            f"s_cbranch_scc0 {skip}",
+            f"s_mul_i32 s{S_T0}, s{S_B}, s{strides}",
+            f"s_mul_i32 s{S_T1}, s{S_HK}, s{strides + 2}",
+            f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
+            f"s_lshl_b32 s{S_T0}, s{S_T0}, 2",
+            f"s_load_dword s{dst}, s[{ptr}:{ptr + 1}], s{S_T0}",
+            "s_waitcnt lgkmcnt(0)",
+            f"{skip}:"]
+
+
+def prologue():
+    b = [
+        "// all kernel arguments into s[8:75]",
+        "s_load_dwordx16 s[8:23], s[0:1], 0x0",
+        "s_load_dwordx16 s[24:39], s[0:1], 0x40",
+        "s_load_dwordx16 s[40:55], s[0:1], 0x80",
+        "s_load_dwordx16 s[56:71], s[0:1], 0xc0",
+        "s_load_dwordx4 s[72:75], s[0:1], 0x100",
+        f"v_and_b32 v{V_TID}, 0x3ff, v{V_TID}",
+        f"v_and_b32 v{V_J}, 31, v{V_TID}",
+        f"v_bfe_u32 v{V_H}, v{V_TID}, 5, 1",
+        f"v_lshrrev_b32 v{V_T}, 6, v{V_TID}",
+        "s_nop 0",
+        f"v_readfirstlane_b32 s{S_WAVE}, v{V_T}",
+        "// ds_bpermute address of the partner lane (lane ^ 32), which holds the other half of the row",
+        f"v_and_b32 v{V_T}, 63, v{V_TID}",
+        f"v_xor_b32 v{V_T}, 32, v{V_T}",
+        f"v_lshlrev_b32 v{V_BPERM}, 2, v{V_T}",
+        f"v_mov_b32 v{V_BIAS}, {f32(LEAN_BIAS)}",
+        f"v_mov_b32 v{V_NEGINF}, 0xff800000",
+        f"v_mov_b32 v{V_127}, 0x7f",
+    ]
+    b += [f"v_mov_b32 v{V_ONES + i}, 0x38383838" for i in range(8)]
+    b += [
+        "// staging roles: K row t/2, half t%2 (64 bytes); V keys 4(t%32)..+3, dv 16(t/32)..+15",
+        f"v_lshrrev_b32 v{V_T2}, 1, v{V_TID}",
+        f"v_and_b32 v{V_KPART}, 1, v{V_TID}",
+        f"v_lshlrev_b32 v{V_KPART}, 6, v{V_KPART}",
+        f"v_and_b32 v{V_KG4}, 31, v{V_TID}",
+        f"v_lshlrev_b32 v{V_KG4}, 2, v{V_KG4}",
+        f"v_lshrrev_b32 v{V_DG16}, 5, v{V_TID}",
+        f"v_lshlrev_b32 v{V_DG16}, 4, v{V_DG16}",
+        f"v_mul_u32_u24 v{V_KW}, {KROW}, v{V_T2}",
+        f"v_add_u32 v{V_KW}, v{V_KW}, v{V_KPART}",
+        f"v_mul_u32_u24 v{V_VW}, {VROW}, v{V_DG16}",
+        f"v_add_u32 v{V_VW}, v{V_VW}, v{V_KG4}",
+        f"v_add_u32 v{V_VW}, {VT_BASE}, v{V_VW}",
+        "// operand reads: K row j at byte 16h; Vt row j (dv) at key byte 4h",
+        f"v_mul_u32_u24 v{V_KR}, {KROW}, v{V_J}",
+        f"v_lshl_add_u32 v{V_KR}, v{V_H}, 4, v{V_KR}",
+        f"v_mul_u32_u24 v{V_VR}, {VROW}, v{V_J}",
+        f"v_lshl_add_u32 v{V_VR}, v{V_H}, 2, v{V_VR}",
+        f"v_add_u32 v{V_VR}, {VT_BASE}, v{V_VR}",
+        "s_waitcnt lgkmcnt(0)",
+        f"s_add_u32 s{S_SEQM1}, s{S_SEQ}, -1",
+        "// job table: G, n_tiles, then this workgroup's job range",
+        f"s_load_dwordx2 s[{S_G}:{S_NT}], s[{S_JT}:{S_JT + 1}], 0x0",
+        f"s_lshl_b32 s{S_T0}, s2, 2",
+        f"s_add_u32 s{S_X}, s{S_JT}, s{S_T0}",
+        f"s_addc_u32 s{S_X + 1}, s{S_JT + 1}, 0",
+        f"s_load_dwordx2 s[{S_WORD}:{S_WEND}], s[{S_X}:{S_X + 1}], 0x8",
+        "s_waitcnt lgkmcnt(0)",
+        "// each job is two tile words; walk the words of this workgroup's jobs in order",
+        f"s_lshl_b32 s{S_WORD}, s{S_WORD}, 1",
+        f"s_lshl_b32 s{S_WEND}, s{S_WEND}, 1",
+    ]
+    return b
+
+
+def tile_setup():
+    b = [
+        "// tile word -> (b, h, tile), KV head hk",
+    ]
+    b += fast_div(S_BH, S_TW, S_DIVT)
+    b += [f"s_mul_i32 s{S_T0}, s{S_BH}, s{S_NT}", f"s_sub_u32 s{S_TILE}, s{S_TW}, s{S_T0}"]
+    b += fast_div(S_B, S_BH, S_DIVH)
+    b += [f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}", f"s_sub_u32 s{S_H}, s{S_BH}, s{S_T0}"]
+    b += fast_div(S_HK, S_H, S_DIVG)
+    b += ["// descales of (b, hk); the score factor scale * log2(e) * dq * dk"]
+    b += load_descale(S_X, S_QDP, S_QD, S_DS)
+    b += load_descale(S_X + 1, S_KDP, S_KD, S_DS + 4)
+    b += load_descale(S_VDS, S_VDP, S_VD, S_DS + 8)
+    b += [
+        f"v_mov_b32 v{V_F}, s{S_SCALE}",
+        f"v_mul_f32 v{V_F}, s{S_X}, v{V_F}",
+        f"v_mul_f32 v{V_F}, s{S_X + 1}, v{V_F}",
+        f"v_mul_f32 v{V_F8}, 0x41000000, v{V_F}",
+        "// K and V bases of (b, hk); Q base of (b, h) in s[90:91]",
+        f"s_mov_b64 s[{S_KB}:{S_KB + 1}], s[{S_K}:{S_K + 1}]",
+    ]
+    b += mad64(S_KB, S_KS, S_B) + mad64(S_KB, S_KS + 4, S_HK)
+    b += [f"s_mov_b64 s[{S_VB}:{S_VB + 1}], s[{S_V}:{S_V + 1}]"]
+    b += mad64(S_VB, S_VS, S_B) + mad64(S_VB, S_VS + 4, S_HK)
+    b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], s[{S_Q}:{S_Q + 1}]"]
+    b += mad64(S_X, S_QS, S_B) + mad64(S_X, S_QS + 4, S_H)
+    b += [
+        "// query row of the lane: tile * 128 + 32 wave + j; loads clamp to the last row",
+        f"s_lshl_b32 s{S_T0}, s{S_TILE}, 7",
+        f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 5",
+        f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
+        f"v_add_u32 v{V_QROW}, s{S_T0}, v{V_J}",
+        f"v_min_u32 v{V_T}, s{S_SEQM1}, v{V_QROW}",
+        f"v_mul_lo_u32 v{V_T}, v{V_T}, s{S_QS + 2}",
+        f"v_lshl_add_u32 v{V_T}, v{V_H}, 4, v{V_T}",
+        "// Q as the B operand: d = 64c + 16h .. +15 and 64c + 32 + 16h .. +15",
+    ]
+    for i in range(4):
+        b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_X}:{S_X + 1}] offset:{32 * i}")
+    b += [f"v_mov_b32 v{V_O + i}, 0" for i in range(64)]
+    b += [f"v_mov_b32 v{V_L + i}, 0" for i in range(16)]
+    b += [
+        f"v_mov_b32 v{V_M}, 0xff800000",
+        f"s_add_u32 s{S_NKT}, s{S_TILE}, 1",
+        f"s_mov_b32 s{S_KT}, 0",
+        "s_waitcnt vmcnt(0)",
+    ]
+    return b
+
+
+def stage_kv():
+    """Global K and V of key tile kt into LDS (K row-major, V transposed)."""
+    b = [
+        "// K: row min(key0 + t/2, seqlen - 1), bytes 64 (t%2) .. +63",
+        f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
+        f"v_add_u32 v{V_T + 8}, s{S_T0}, v{V_T2}",
+        f"v_min_u32 v{V_T + 8}, s{S_SEQM1}, v{V_T + 8}",
+        f"v_mul_lo_u32 v{V_T + 8}, v{V_T + 8}, s{S_KS + 2}",
+        f"v_add_u32 v{V_T + 8}, v{V_T + 8}, v{V_KPART}",
+    ]
+    for i in range(4):
+        b.append(f"global_load_dwordx4 {vr(V_BUF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}] offset:{16 * i}")
+    b.append("// V: keys key0 + 4(t%32) + i (clamped), dv 16(t/32) .. +15")
+    for i in range(4):
+        b += [f"v_add_u32 v{V_T + 4 + i}, s{S_T0}, v{V_KG4}",
+              f"v_add_u32 v{V_T + 4 + i}, {i}, v{V_T + 4 + i}",
+              f"v_min_u32 v{V_T + 4 + i}, s{S_SEQM1}, v{V_T + 4 + i}",
+              f"v_mul_lo_u32 v{V_T + 4 + i}, v{V_T + 4 + i}, s{S_VS + 2}",
+              f"v_add_u32 v{V_T + 4 + i}, v{V_T + 4 + i}, v{V_DG16}",
+              f"global_load_dwordx4 {vr(V_BUF + 16 + 4 * i, 4)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
+    b += ["s_waitcnt vmcnt(0)"]
+    for i in range(4):
+        b.append(f"ds_write_b128 v{V_KW}, {vr(V_BUF + 4 * i, 4)} offset:{16 * i}")
+    b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
+          "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
+          f"s_mov_b32 s{S_X}, 0x05010400",
+          f"s_mov_b32 s{S_X + 1}, 0x07030602",
+          f"s_mov_b32 s{S_Y}, 0x05040100",
+          f"s_mov_b32 s{S_Y + 1}, 0x07060302"]
+    for w in range(4):
+        a, bb, c, d = (V_BUF + 16 + 4 * i + w for i in range(4))
+        t = V_T
+        b += [f"v_perm_b32 v{t}, v{bb}, v{a}, s{S_X}",      # a0 b0 a1 b1
+              f"v_perm_b32 v{t + 1}, v{bb}, v{a}, s{S_X + 1}",  # a2 b2 a3 b3
+              f"v_perm_b32 v{t + 2}, v{d}, v{c}, s{S_X}",   # c0 d0 c1 d1
+              f"v_perm_b32 v{t + 3}, v{d}, v{c}, s{S_X + 1}",   # c2 d2 c3 d3
+              f"v_perm_b32 v{V_S + 4 * w + 0}, v{t + 2}, v{t}, s{S_Y}",
+              f"v_perm_b32 v{V_S + 4 * w + 1}, v{t + 2}, v{t}, s{S_Y + 1}",
+              f"v_perm_b32 v{V_S + 4 * w + 2}, v{t + 3}, v{t + 1}, s{S_Y}",
+              f"v_perm_b32 v{V_S + 4 * w + 3}, v{t + 3}, v{t + 1}, s{S_Y + 1}"]
+    for r in range(16):
+        b.append(f"ds_write_b32 v{V_VW}, v{V_S + r} offset:{r * VROW}")
+    b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
+    return b
+
+
+def qk():
+    """S^T blocks sb = 0..3 (32 keys each) = K Q^T, two MFMAs (d 0..63, 64..127) each."""
+    b = []
+    for half in range(2):
+        for sbl in range(2):
+            sb = 2 * half + sbl
+            base = V_BUF + 16 * sbl
+            for c in range(2):
+                for part in range(2):
+                    off = 32 * sb * KROW + 64 * c + 32 * part
+                    b.append(f"ds_read_b128 {vr(base + 8 * c + 4 * part, 4)}, v{V_KR} offset:{off}")
+        b.append("s_waitcnt lgkmcnt(0)")
+        for sbl in range(2):
+            sb = 2 * half + sbl
+            base = V_BUF + 16 * sbl
+            for c in range(2):
+                src_c = "0" if c == 0 else vr(V_S + 16 * sb, 16)
+                b.append(f"{MFMA} {vr(V_S + 16 * sb, 16)}, {vr(base + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
+                         f"{src_c}, v{V_127}, v{V_127} op_sel_hi:[0,0,0]")
+        if half == 0:
+            # the second half's LDS reads overwrite the first half's A operands
+            b += ["s_nop 7", "s_nop 7", "s_nop 3"]
+    b += MFMA_READ_NOPS
+    return b
+
+
+def mask_last_tile():
+    """Keys past the row (causal) or past seqlen get -inf; only the diagonal key tile has any."""
+    b = [
+        "// dm0 = qrow - (key0 + 4h): element (sb, r) at key offset 32 sb + 8 (r/4) + r%4 stays when offset <= dm",
+        f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
+        f"v_lshl_add_u32 v{V_DM0}, v{V_H}, 2, s{S_T0}",
+        f"v_sub_u32 v{V_DM0}, v{V_QROW}, v{V_DM0}",
+        f"v_subrev_u32 v{V_DM1}, 64, v{V_DM0}",
+    ]
+    elems = [(sb, r) for sb in range(4) for r in range(16)]
+    masks = [f"s[{S_X}:{S_X + 1}]", f"s[{S_Y}:{S_Y + 1}]", "vcc"]
+    for i in range(0, len(elems), 3):
+        group = elems[i:i + 3]
+        for n, (sb, r) in enumerate(group):
+            off = 32 * sb + 8 * (r // 4) + r % 4
+            dm, o = (V_DM0, off) if off < 64 else (V_DM1, off - 64)
+            b.append(f"v_cmp_le_i32_e64 {masks[n]}, {o}, v{dm}")
+        if len(group) < 3:
+            b.append("s_nop 1")
+        for n, (sb, r) in enumerate(group):
+            s = V_S + 16 * sb + r
+            b.append(f"v_cndmask_b32_e64 v{s}, v{V_NEGINF}, v{s}, {masks[n]}")
+    return b
+
+
+def max_of(dst: int, regs):
+    b = [f"v_max3_f32 v{dst}, v{regs[0]}, v{regs[1]}, v{regs[2]}"]
+    rest = regs[3:]
+    while rest:
+        if len(rest) >= 2:
+            b.append(f"v_max3_f32 v{dst}, v{dst}, v{rest[0]}, v{rest[1]}")
+            rest = rest[2:]
+        else:
+            b.append(f"v_max_f32 v{dst}, v{dst}, v{rest[0]}")
+            rest = []
+    return b
+
+
+def softmax():
+    t = V_T
+    b = ["// block maxima (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
+    for blk in range(2):
+        b += max_of(V_BM + blk, [V_S + 32 * blk + i for i in range(32)])
+    b += [f"ds_bpermute_b32 v{t}, v{V_BPERM}, v{V_BM}",
+          f"ds_bpermute_b32 v{t + 1}, v{V_BPERM}, v{V_BM + 1}",
+          "s_waitcnt lgkmcnt(0)",
+          f"v_max_f32 v{V_BM}, v{V_BM}, v{t}",
+          f"v_max_f32 v{V_BM + 1}, v{V_BM + 1}, v{t + 1}",
+          "// tile max in base-2 score units; lazy rescaling: m moves only beyond the threshold",
+          f"v_max_f32 v{t}, v{V_BM}, v{V_BM + 1}",
+          f"v_mul_f32 v{t}, v{t}, v{V_F}",
+          f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
+          f"v_mov_b32 v{t + 2}, v{V_M}",
+          f"v_cmp_lt_f32 vcc, {f32(RESCALE_THRESHOLD)}, v{t + 1}",
+          "s_nop 1",
+          f"v_cndmask_b32 v{V_M}, v{V_M}, v{t}, vcc",
+          f"s_and_b64 s[{S_X}:{S_X + 1}], vcc, exec",
+          f"v_sub_f32 v{t + 2}, v{t + 2}, v{V_M}",
+          "// alpha = 2^(m_old - m_new): 1 where m stays, 0 on the first key tile (m_old = -inf)",
+          f"v_exp_f32 v{V_ALPHA}, v{t + 2}",
+          "s_nop 0"]
+    skip = L("no_rescale")
+    b += [f"s_cmp_eq_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {skip}"]
+    b += [f"v_mul_f32 v{V_O + i}, v{V_ALPHA}, v{V_O + i}" for i in range(64)]
+    b += [f"v_mul_f32 v{V_L + i}, v{V_ALPHA}, v{V_L + i}" for i in range(16)]
+    b += [f"{skip}:"]
+    b += ["// per 64-key block: k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m);",
+          "// scale byte 127 - k (E8M0 2^-k)"]
+    for blk in range(2):
+        bm, c, sc = V_BM + blk, V_C + blk, V_SC + blk
+        b += [f"v_mul_f32 v{t}, v{bm}, v{V_F}",
+              f"v_sub_f32 v{t}, v{t}, v{V_M}",
+              f"v_floor_f32_e64 v{t}, -v{t}",
+              f"v_max_f32 v{t}, 0, v{t}",
+              f"v_min_f32 v{t}, 0x42fc0000, v{t}",
+              f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
+              f"v_mul_f32 v{t + 1}, 0x41000000, v{t + 1}",
+              f"v_add_f32 v{c}, v{V_BIAS}, v{t + 1}",
+              f"v_cvt_u32_f32 v{t}, v{t}",
+              f"v_sub_u32 v{sc}, 0x7f, v{t}"]
+    b += ["// lean P: code = trunc(8 * scale * acc + C), packed 4 codes per dword in the lane's key order"]
+    for blk in range(2):
+        c = V_C + blk
+        for sbl in range(2):
+            sb = 2 * blk + sbl
+            for r in range(16):
+                s = V_S + 16 * sb + r
+                b += [f"v_fma_f32 v{s}, v{s}, v{V_F8}, v{c}", f"v_cvt_u32_f32 v{s}, v{s}"]
+            for e in range(4):
+                s = V_S + 16 * sb + 4 * e
+                p = V_P + 8 * blk + 4 * sbl + e
+                b += [f"v_lshl_or_b32 v{p}, v{s + 1}, 8, v{s}",
+                      f"v_lshl_or_b32 v{p}, v{s + 2}, 16, v{p}",
+                      f"v_lshl_or_b32 v{p}, v{s + 3}, 24, v{p}"]
+    return b
+
+
+def pv():
+    """O^T += V^T P^T and L += ones P^T for the two 64-key blocks, P scaled back by 2^-k."""
+    b = []
+    for blk in range(2):
+        base = V_BUF if blk == 0 else V_S
+        for J in range(4):
+            for e in range(8):
+                off = J * 32 * VROW + 64 * blk + 8 * (e % 4) + 32 * (e // 4)
+                b.append(f"ds_read_b32 v{base + 8 * J + e}, v{V_VR} offset:{off}")
+        b.append("s_waitcnt lgkmcnt(0)")
+        for J in range(4):
+            o = vr(V_O + 16 * J, 16)
+            b.append(f"{MFMA} {o}, {vr(base + 8 * J, 8)}, {vr(V_P + 8 * blk, 8)}, {o}, "
+                     f"v{V_127}, v{V_SC + blk} op_sel_hi:[0,0,0]")
+        lreg = vr(V_L, 16)
+        b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P + 8 * blk, 8)}, {lreg}, "
+                 f"v{V_127}, v{V_SC + blk} op_sel_hi:[0,0,0]")
+    return b
+
+
+def epilogue():
+    t = V_T
+    b = MFMA_READ_NOPS + [
+        "// out = O * (dv / L), BF16 RNE; rows past seqlen are not stored",
+        f"v_rcp_f32 v{t}, v{V_L}",
+        "s_nop 0",
+        f"v_mul_f32 v{t}, s{S_VDS}, v{t}",
+    ]
+    for i in range(64):
+        b.append(f"v_mul_f32 v{V_O + i}, v{t}, v{V_O + i}")
+    for i in range(32):
+        b.append(f"v_cvt_pk_bf16_f32 v{V_S + i}, v{V_O + 2 * i}, v{V_O + 2 * i + 1}")
+    # out base of (b, h) in bytes: out + 2 (b * os0 + h * os2)
+    b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], 0"]
+    b += mad64(S_X, S_OS, S_B) + mad64(S_X, S_OS + 4, S_H)
+    b += [f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 1",
+          f"s_add_u32 s{S_X}, s{S_X}, s{S_OUT}",
+          f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}",
+          f"v_mul_lo_u32 v{t + 1}, v{V_QROW}, s{S_OS + 2}",
+          f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
+          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 3, v{t + 1}",
+          f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_QROW}",
+          f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"]
+    for J in range(4):
+        for g in range(4):
+            # registers 4g..4g+3 of block J: dv 32J + 8g + 4h .. +3, packed as 2 dwords
+            src = V_S + 8 * J + 2 * g
+            b.append(f"global_store_dwordx2 v{t + 1}, {vr(src, 2)}, s[{S_X}:{S_X + 1}] offset:{2 * (32 * J + 8 * g)}")
+    done = L("no_lse")
+    b += ["// LSE (natural log) from the rounded P: ln 2 (m + log2 L), by the lanes of the first half",
+          f"s_cmp_eq_u64 s[{S_LSE}:{S_LSE + 1}], 0",
+          f"s_cbranch_scc1 {done}",
+          f"v_cmp_eq_u32 vcc, 0, v{V_H}",
+          "s_nop 1",
+          "s_and_b64 exec, exec, vcc",
+          f"v_log_f32 v{t + 2}, v{V_L}",
+          "s_nop 0",
+          f"v_add_f32 v{t + 2}, v{V_M}, v{t + 2}",
+          f"v_mul_f32 v{t + 2}, {f32(LN2)}, v{t + 2}",
+          f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}",
+          f"s_add_u32 s{S_T0}, s{S_T0}, s{S_H}",
+          f"s_mul_i32 s{S_X}, s{S_T0}, s{S_SEQ}",
+          f"s_mul_hi_u32 s{S_X + 1}, s{S_T0}, s{S_SEQ}",
+          f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 2",
+          f"s_add_u32 s{S_X}, s{S_X}, s{S_LSE}",
+          f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_LSE + 1}",
+          f"v_lshlrev_b32 v{t + 3}, 2, v{V_QROW}",
+          f"global_store_dword v{t + 3}, v{t + 2}, s[{S_X}:{S_X + 1}]",
+          f"{done}:",
+          "// the workgroup is always full: every lane comes back",
+          "s_mov_b64 exec, -1"]
+    return b
+
+
+def body():
+    b = prologue()
+    b += [".Ljob_loop:",
+          f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
+          "s_cbranch_scc1 .Ldone",
+          f"s_add_u32 s{S_T0}, s{S_G}, s{S_WORD}",
+          f"s_add_u32 s{S_T0}, s{S_T0}, 3",
+          f"s_lshl_b32 s{S_T0}, s{S_T0}, 2",
+          f"s_load_dword s{S_TW}, s[{S_JT}:{S_JT + 1}], s{S_T0}",
+          "s_waitcnt lgkmcnt(0)",
+          f"s_add_u32 s{S_WORD}, s{S_WORD}, 1",
+          f"s_cmp_eq_u32 s{S_TW}, -1",
+          "s_cbranch_scc1 .Ljob_loop"]
+    b += tile_setup()
+    b += [".Lkey_loop:"]
+    b += stage_kv()
+    b += qk()
+    b += [f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+          "s_cbranch_scc1 .Lunmasked"]
+    b += mask_last_tile()
+    b += [".Lunmasked:"]
+    b += softmax()
+    b += pv()
+    b += ["// every wave is done with this tile's LDS before the next one overwrites it",
+          "s_waitcnt lgkmcnt(0)",
+          "s_barrier",
+          f"s_add_u32 s{S_KT}, s{S_KT}, 1",
+          f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
+          "s_cbranch_scc1 .Lkey_loop"]
+    b += epilogue()
+    b += ["s_branch .Ljob_loop", ".Ldone:", "s_endpgm"]
+    return b
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    k = Kernel(name="attn_fwd_fp8_d128_asm", body=body(), kernarg_size=ARGS_SIZE,
+               workgroup_size=THREADS, next_free_vgpr=NEXT_VGPR, next_free_sgpr=NEXT_SGPR,
+               lds_bytes=LDS_BYTES)
+    text = emit([k], ["Generated by src/asm/gen_attn_fwd_fp8_d128.py; do not edit.",
+                      "Causal FP8 e4m3 attention, d = 128, for gfx950 (see the generator)."])
+    with open(sys.argv[1], "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
