@@ -17,6 +17,7 @@
 #include "emu/loader/code_object.h"
 #include "emu/semantics/mfma.h"
 #include "host/amd/amd_backend.h"
+#include "host/amd/attn_launch.h"
 #include "host/amd/code_objects.h"
 #include "host/validate.h"
 #include "support/zyfa_test_support.h"
@@ -96,11 +97,29 @@ AttnConfig small(zyfa_dtype_t dt, int64_t d_qk) {
   return c;
 }
 
+// A configuration; the kernel patched is the one the AMD host path launches for it (the
+// host may route a configuration to another kernel, e.g. a generated assembly one).
 struct KernelCase {
-  const char* kernel;
+  const char* label;
   zyfa_dtype_t dtype;
   int64_t d_qk;
 };
+
+std::string launched_kernel(const KernelCase& kc) {
+  AttnData a = make_attn_data(small(kc.dtype, kc.d_qk));
+  std::vector<uint16_t> out(a.out_count());
+  std::vector<float> lse(a.lse_count() + 1);
+  zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
+  d.backend = ZYFA_BACKEND_EMU;
+  FwdProblem p;
+  if (validate_fwd(&d, ZYFA_BACKEND_EMU, &p) != ZYFA_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("invalid configuration: ") + zyfa_last_error());
+  return amd::attn_kernel_name(p);
+}
+
+const std::vector<KernelCase> kKernelCases = {
+    {"Bf16_D128", ZYFA_DTYPE_BF16, 128}, {"Bf16_D192", ZYFA_DTYPE_BF16, 192},
+    {"Fp8_D128", ZYFA_DTYPE_FP8_E4M3, 128}, {"Fp8_D192", ZYFA_DTYPE_FP8_E4M3, 192}};
 
 class RealKernel : public ::testing::TestWithParam<KernelCase> {};
 
@@ -109,9 +128,12 @@ class RealKernel : public ::testing::TestWithParam<KernelCase> {};
 // at a time, each run either faults or is a wait the kernel did not need.
 TEST_P(RealKernel, RemovedWaitcntIsCaught) {
   const KernelCase kc = GetParam();
-  const amd::CodeObject& co = code_object_of(kc.kernel);
+  const std::string name = launched_kernel(kc);
+  std::printf("%s runs %s\n", kc.label, name.c_str());
+  const char* kernel = name.c_str();
+  const amd::CodeObject& co = code_object_of(kernel);
   const emu::LoadedCodeObject obj(co.data, co.size);
-  const auto insts = kernel_instructions(obj, kc.kernel);
+  const auto insts = kernel_instructions(obj, kernel);
   const AttnConfig c = small(kc.dtype, kc.d_qk);
 
   Patch identity{co.name, insts.front().pc, insts.front().word0};
@@ -127,26 +149,22 @@ TEST_P(RealKernel, RemovedWaitcntIsCaught) {
       before_mfma = waits.back();
     }
   }
-  ASSERT_NE(before_mfma, 0u) << "no MFMA in " << kc.kernel;
+  ASSERT_NE(before_mfma, 0u) << "no MFMA in " << kernel;
   const Outcome targeted = run_patched(c, {co.name, before_mfma, kSNop0});
   EXPECT_EQ(targeted.status, ZYFA_STATUS_KERNEL_FAULT)
       << "s_waitcnt at pc 0x" << std::hex << before_mfma << " removed, but the run succeeded";
   EXPECT_NE(targeted.message.find("still in flight"), std::string::npos) << targeted.message;
-  std::printf("%s: waitcnt at 0x%llx removed -> %s\n", kc.kernel, (unsigned long long)before_mfma,
+  std::printf("%s: waitcnt at 0x%llx removed -> %s\n", kernel, (unsigned long long)before_mfma,
               targeted.message.c_str());
 
   int caught = 0;
   for (uint64_t pc : waits) caught += run_patched(c, {co.name, pc, kSNop0}).status == ZYFA_STATUS_KERNEL_FAULT;
-  std::printf("%s: %d of %zu s_waitcnt removals stopped by the emulator\n", kc.kernel, caught, waits.size());
+  std::printf("%s: %d of %zu s_waitcnt removals stopped by the emulator\n", kernel, caught, waits.size());
   EXPECT_GT(caught, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Emu, RealKernel,
-                         ::testing::Values(KernelCase{"attn_fwd_bf16_d128", ZYFA_DTYPE_BF16, 128},
-                                           KernelCase{"attn_fwd_bf16_d192", ZYFA_DTYPE_BF16, 192},
-                                           KernelCase{"attn_fwd_fp8_d128", ZYFA_DTYPE_FP8_E4M3, 128},
-                                           KernelCase{"attn_fwd_fp8_d192", ZYFA_DTYPE_FP8_E4M3, 192}),
-                         [](const ::testing::TestParamInfo<KernelCase>& i) { return std::string(i.param.kernel); });
+INSTANTIATE_TEST_SUITE_P(Emu, RealKernel, ::testing::ValuesIn(kKernelCases),
+                         [](const ::testing::TestParamInfo<KernelCase>& i) { return std::string(i.param.label); });
 
 // The s_nop chain that gives an MFMA result its wait states before v_accvgpr_read, shortened
 // so that exactly one wait state is missing, is a hazard report. The slack is computed from
@@ -222,14 +240,13 @@ class MultiPatchingDevice final : public emu::EmuDevice {
 
 TEST(RealKernelNop, ShortenedNopBeforeMfmaReadIsCaught) {
   int tried = 0;
-  for (const KernelCase kc : {KernelCase{"attn_fwd_fp8_d128", ZYFA_DTYPE_FP8_E4M3, 128},
-                              KernelCase{"attn_fwd_fp8_d192", ZYFA_DTYPE_FP8_E4M3, 192},
-                              KernelCase{"attn_fwd_bf16_d128", ZYFA_DTYPE_BF16, 128},
-                              KernelCase{"attn_fwd_bf16_d192", ZYFA_DTYPE_BF16, 192}}) {
-    const amd::CodeObject& co = code_object_of(kc.kernel);
+  for (const KernelCase& kc : kKernelCases) {
+    const std::string name = launched_kernel(kc);
+    const char* kernel = name.c_str();
+    const amd::CodeObject& co = code_object_of(kernel);
     const emu::LoadedCodeObject obj(co.data, co.size);
     NopPatch patch;
-    if (!find_binding_nop_patch(kernel_instructions(obj, kc.kernel), &patch)) continue;
+    if (!find_binding_nop_patch(kernel_instructions(obj, kernel), &patch)) continue;
     AttnData a = make_attn_data(small(kc.dtype, kc.d_qk));
     std::vector<uint16_t> out(a.out_count());
     std::vector<float> lse(a.lse_count() + 1);
@@ -240,10 +257,10 @@ TEST(RealKernelNop, ShortenedNopBeforeMfmaReadIsCaught) {
     auto backend = amd::make_amd_backend(std::make_unique<MultiPatchingDevice>(co.name, patch), ZYFA_BACKEND_EMU);
     const zyfa_status_t s = backend->fwd(p);
     const std::string msg = s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error();
-    EXPECT_EQ(s, ZYFA_STATUS_KERNEL_FAULT) << kc.kernel << ": s_nop at pc 0x" << std::hex << patch.words.front().first
+    EXPECT_EQ(s, ZYFA_STATUS_KERNEL_FAULT) << kernel << ": s_nop at pc 0x" << std::hex << patch.words.front().first
                                            << " shortened by one wait state too many, but the run succeeded";
     EXPECT_NE(msg.find("MFMA hazard"), std::string::npos) << msg;
-    std::printf("%s: s_nop at 0x%llx shortened -> %s\n", kc.kernel, (unsigned long long)patch.words.front().first,
+    std::printf("%s: s_nop at 0x%llx shortened -> %s\n", kernel, (unsigned long long)patch.words.front().first,
                 msg.c_str());
     ++tried;
   }
