@@ -63,6 +63,16 @@ TEST(EmuMemory, GlobalLoadToLds) {
   }
 }
 
+TEST(EmuMemory, LdsReadBeforeLoadToLdsCompletesFaults) {
+  TestKernels k("memory");
+  std::vector<uint32_t> in(256, 1);
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto r = k.run("k_load_to_lds_nowait", 16, in, {}, 64, 1, seed);
+    ASSERT_FALSE(r.result.ok) << "seed " << seed;
+    EXPECT_NE(r.result.error.find("written by the load to LDS at pc"), std::string::npos) << r.result.error;
+  }
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test
 

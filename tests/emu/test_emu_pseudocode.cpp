@@ -124,5 +124,13 @@ TEST(EmuPseudocode, SetregThenGetregWaits) {
             std::string::npos) << bad2.result.error;
 }
 
+TEST(EmuPseudocode, MfmaWithPartialExecIsRefused) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_mfma_partial_exec", 16);
+  ASSERT_FALSE(r.result.ok);
+  EXPECT_NE(r.result.error.find("v_mfma_f32_32x32x16_bf16 with a partial EXEC (0x00000000ffffffff)"),
+            std::string::npos) << r.result.error;
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -171,6 +171,13 @@ void execute_mfma(Executor& x) {
   const bool c_is_reg = in.src[2] >= operand::kVgpr0;
   const uint32_t c0 = c_is_reg ? mai_reg(in.src[2], in.acc_cd) : 0;
 
+  // An MFMA computes one matrix product across the wave's lanes; no public source (CDNA4 ISA
+  // guide, LLVM, the pseudocode "D = A * B + C") says what inactive lanes do to it, yet the
+  // hardware reads EXEC (LLVM GCNHazardRecognizer requires 4 wait states after a VALU write
+  // of EXEC). A partial EXEC is refused rather than given a guessed meaning.
+  if (w.exec() != ~0ull)
+    x.fault(fmt::format("{} with a partial EXEC (0x{:016x}) is not modelled: the ISA does not define the "
+                        "matrix product with inactive lanes", in.name, w.exec()));
   // VALU writes EXEC, then an MFMA: 4 wait states.
   if (w.valu_exec_write_clock && int64_t(w.clock) - int64_t(w.valu_exec_write_clock - 1) - 1 < 4)
     x.fault("MFMA hazard: MFMA less than 4 wait states after a VALU write of EXEC");

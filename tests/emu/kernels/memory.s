@@ -80,6 +80,19 @@ KERNEL_BEGIN k_load_to_lds
   s_waitcnt vmcnt(0)
 KERNEL_END k_load_to_lds, 64, 0, 1280
 
+// The dword form read back by ds_read before s_waitcnt vmcnt: the LDS bytes are written when
+// the load completes, so the read is a fault whatever the interleaving.
+KERNEL_BEGIN k_load_to_lds_nowait
+  s_load_dwordx4 s[20:23], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0                 // lane * 4
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 m0, 0
+  s_nop 0
+  global_load_lds_dword v1, s[22:23]
+  ds_read_b32 v3, v1
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+KERNEL_END k_load_to_lds_nowait, 64, 0, 1280
+
 // Cache maintenance (no cache model: they only take their place in the counters).
 KERNEL_BEGIN k_cache_ops
   buffer_wbl2 sc1

@@ -165,3 +165,10 @@ KERNEL_BEGIN k_setreg_setreg_short
   s_nop 0
   s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
 KERNEL_END k_setreg_setreg_short
+
+// An MFMA with only the low 32 lanes active: refused (undefined by the ISA).
+KERNEL_BEGIN k_mfma_partial_exec
+  s_mov_b32 exec_hi, 0
+  s_nop 4
+  v_mfma_f32_32x32x16_bf16 v[0:15], v[16:19], v[20:23], 0
+KERNEL_END k_mfma_partial_exec
