@@ -47,6 +47,7 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
   const struct { const char* kernel; size_t args; } expected[] = {
       {"attn_fwd_bf16_d128", sizeof(kernels::AttnFwdArgs)}, {"attn_fwd_bf16_d192", sizeof(kernels::AttnFwdArgs)},
       {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs)},  {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs)},
+      {"attn_fwd_fp8_d128_hip", sizeof(kernels::AttnFwdArgs)},
       {"fp8_amax_bf16", sizeof(kernels::Fp8AmaxArgs)},      {"fp8_amax_f32", sizeof(kernels::Fp8AmaxArgs)},
       {"fp8_convert_bf16", sizeof(kernels::Fp8ConvertArgs)}, {"fp8_convert_f32", sizeof(kernels::Fp8ConvertArgs)},
   };

@@ -52,10 +52,36 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
   return ZYFA_STATUS_SUCCESS;
 }
 
+namespace {
+
+// The generated FP8 d = 128 kernel (src/asm/gen_attn_fwd_fp8_d128.py, kernel attn_fwd_fp8_d128) addresses q, k, v and
+// out rows with a 64-bit scalar base per (batch, head) plus a 32-bit per-lane byte offset
+// (row * row stride), and device descales with a 32-bit byte offset. Problems beyond those
+// offsets run on the HIP baseline kernel instead, which uses 64-bit addresses throughout.
+bool fits_32bit_offsets(const FwdProblem& p) {
+  constexpr int64_t kLimit = int64_t{1} << 32;
+  const int64_t last_row = p.seqlen - 1;
+  const View* rows[3] = {&p.q, &p.k, &p.v};
+  for (const View* v : rows)
+    if (v->stride[1] < 0 || last_row * v->stride[1] + 128 >= kLimit) return false;
+  if (p.out.stride[1] < 0 || 2 * (last_row * p.out.stride[1] + 128) >= kLimit) return false;
+  const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
+  for (const Descale* d : ds)
+    if (d->kind == ZYFA_DESCALE_DEVICE &&
+        (d->stride_batch < 0 || d->stride_head_k < 0 ||
+         4 * ((p.batch - 1) * d->stride_batch + (p.heads_k - 1) * d->stride_head_k) >= kLimit))
+      return false;
+  return true;
+}
+
+}  // namespace
+
 const char* attn_kernel_name(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
   if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192" : "attn_fwd_bf16_d192";
-  return fp8 ? "attn_fwd_fp8_d128" : "attn_fwd_bf16_d128";
+  if (!fp8) return "attn_fwd_bf16_d128";
+  // The generated kernel where its offsets reach, the HIP one (same arguments) beyond.
+  return fits_32bit_offsets(p) ? "attn_fwd_fp8_d128" : "attn_fwd_fp8_d128_hip";
 }
 
 JobTableParams attn_job_table_params(const FwdProblem& p) {

@@ -6,7 +6,9 @@ using zyfa::kernels::AttnFwdArgs;
 // The argument is declared so that the kernarg segment has its size; the body reads it
 // through the kernarg pointer (attn_fwd_common.h).
 
-extern "C" __global__ __launch_bounds__(zyfa::kernels::kAttnThreads) void attn_fwd_fp8_d128(AttnFwdArgs) {
+// At d = 128 the generated assembly kernel (src/asm/gen_attn_fwd_fp8_d128.py) is
+// attn_fwd_fp8_d128; this one serves the problems beyond its 32-bit row offsets.
+extern "C" __global__ __launch_bounds__(zyfa::kernels::kAttnThreads) void attn_fwd_fp8_d128_hip(AttnFwdArgs) {
   zyfa::kernels::attn_fwd<true, 128>();
 }
 

@@ -1,0 +1,75 @@
+// Which gfx950 kernel serves which FP8/BF16 problem: the generated FP8 d = 128 kernel where its
+// 32-bit row offsets reach, the HIP baseline everywhere else (nothing that ran before is refused).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "host/amd/attn_launch.h"
+#include "host/amd/code_objects.h"
+
+namespace zyfa::amd {
+namespace {
+
+// A bshd problem as validation would produce it (strides in elements).
+FwdProblem problem(zyfa_dtype_t dtype, int64_t d_qk, int64_t seqlen) {
+  FwdProblem p;
+  p.backend = ZYFA_BACKEND_EMU;
+  p.in_dtype = dtype;
+  p.batch = 2;
+  p.seqlen = seqlen;
+  p.heads = 4;
+  p.heads_k = 2;
+  p.d_qk = d_qk;
+  p.d_v = 128;
+  View* views[4] = {&p.q, &p.k, &p.v, &p.out};
+  const int64_t heads[4] = {p.heads, p.heads_k, p.heads_k, p.heads};
+  const int64_t dims[4] = {d_qk, d_qk, 128, 128};
+  for (int i = 0; i < 4; ++i) {
+    views[i]->stride[3] = 1;
+    views[i]->stride[2] = dims[i];
+    views[i]->stride[1] = heads[i] * dims[i];
+    views[i]->stride[0] = seqlen * heads[i] * dims[i];
+  }
+  p.softmax_scale = 0.088f;
+  return p;
+}
+
+TEST(Fp8AsmDispatch, GeneratedKernelIsEmbedded) {
+  const KernelInfo* k = find_kernel("attn_fwd_fp8_d128");
+  ASSERT_NE(k, nullptr);
+  EXPECT_STREQ(k->code_object, "attn_fwd_fp8_d128_asm");
+  EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnFwdArgs));
+  EXPECT_EQ(k->max_workgroup_size, static_cast<uint32_t>(kernels::kAttnThreads));
+  EXPECT_EQ(k->scratch_bytes, 0u);
+}
+
+TEST(Fp8AsmDispatch, Fp8D128UsesTheGeneratedKernel) {
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)), "attn_fwd_fp8_d128");
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1)), "attn_fwd_fp8_d128");
+}
+
+TEST(Fp8AsmDispatch, OtherShapesKeepTheBaseline) {
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000)), "attn_fwd_fp8_d192");
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 128, 1000)), "attn_fwd_bf16_d128");
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 192, 1000)), "attn_fwd_bf16_d192");
+}
+
+// Row offsets of 2^32 bytes or more: the generated kernel's 32-bit lane offsets would wrap, so
+// the baseline (64-bit addresses) takes the problem.
+TEST(Fp8AsmDispatch, RowOffsetsBeyond32BitsKeepTheBaseline) {
+  FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
+  p.k.stride[1] = (int64_t{1} << 16) + 16;  // (2^16 - 1) rows of 64 KiB + 16 B: past 2^32 bytes
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");
+  p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
+  p.out.stride[1] = (int64_t{1} << 15) + 16;  // BF16 rows: past 2^32 bytes at the last row
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");
+  p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
+  p.v_descale.kind = ZYFA_DESCALE_DEVICE;
+  p.v_descale.stride_batch = int64_t{1} << 30;  // byte offset 4 * 2^30 for batch 1
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");
+  p.v_descale.stride_batch = 1;
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128");
+}
+
+}  // namespace
+}  // namespace zyfa::amd
