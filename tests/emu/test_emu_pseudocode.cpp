@@ -132,5 +132,15 @@ TEST(EmuPseudocode, MfmaWithPartialExecIsRefused) {
             std::string::npos) << r.result.error;
 }
 
+TEST(EmuPseudocode, ScalarMaxSccAndAbsdiff) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_salu_pseudocode", 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  EXPECT_EQ(r.out[0], 1u);  // S_MAX_U32: SCC = S0 >= S1, so equal operands set it
+  EXPECT_EQ(r.out[1], 1u);  // S_MAX_I32 likewise
+  EXPECT_EQ(r.out[2], 0u);  // S_MIN_U32: SCC = S0 < S1, clear for equal operands
+  EXPECT_EQ(r.out[3], 1u);  // INT_MAX - INT_MIN wraps to -1 in 32 bits: |-1| = 1
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -91,8 +91,10 @@ void execute_salu(Executor& x) {
                              D(uint32_t(r)); w.scc = uint64_t(b) + w.scc > a; return; }
       case op::S_MIN_I32: { const int32_t a = S0(), b = S1(); w.scc = a < b; D(w.scc ? a : b); return; }
       case op::S_MIN_U32: { const uint32_t a = S0(), b = S1(); w.scc = a < b; D(w.scc ? a : b); return; }
-      case op::S_MAX_I32: { const int32_t a = S0(), b = S1(); w.scc = a > b; D(w.scc ? a : b); return; }
-      case op::S_MAX_U32: { const uint32_t a = S0(), b = S1(); w.scc = a > b; D(w.scc ? a : b); return; }
+      // CDNA4 pseudocode S_MAX_I32/S_MAX_U32: SCC = S0 >= S1 (set when the operands are equal,
+      // unlike S_MIN's S0 < S1).
+      case op::S_MAX_I32: { const int32_t a = S0(), b = S1(); w.scc = a >= b; D(w.scc ? a : b); return; }
+      case op::S_MAX_U32: { const uint32_t a = S0(), b = S1(); w.scc = a >= b; D(w.scc ? a : b); return; }
       case op::S_CSELECT_B32: { const uint32_t a = S0(), b = S1(); D(w.scc ? a : b); return; }
       case op::S_CSELECT_B64: { const uint64_t a = S0_64(), b = S1_64(); D64(w.scc ? a : b); return; }
 #define ZYFA_BITOP(NAME, EXPR)                                                          \
@@ -125,8 +127,10 @@ void execute_salu(Executor& x) {
       case op::S_BFE_I32: { const uint32_t r = bfe32(S0(), S1(), true); D(r); w.scc = r != 0; return; }
       case op::S_BFE_U64: { const uint64_t a = S0_64(); const uint64_t r = bfe64(a, S1(), false); D64(r); w.scc = r != 0; return; }
       case op::S_BFE_I64: { const uint64_t a = S0_64(); const uint64_t r = bfe64(a, S1(), true); D64(r); w.scc = r != 0; return; }
-      case op::S_ABSDIFF_I32: { const int64_t d = int64_t(int32_t(S0())) - int32_t(S1());
-                                const uint32_t r = uint32_t(d < 0 ? -d : d); D(r); w.scc = r != 0; return; }
+      // CDNA4 pseudocode S_ABSDIFF_I32: D = S0.i32 - S1.i32 in 32 bits, then negated if negative
+      // (so INT_MAX - INT_MIN wraps to -1 and gives 1).
+      case op::S_ABSDIFF_I32: { const int32_t d = int32_t(S0() - S1());
+                                const uint32_t r = d < 0 ? 0u - uint32_t(d) : uint32_t(d); D(r); w.scc = r != 0; return; }
       case op::S_LSHL1_ADD_U32: case op::S_LSHL2_ADD_U32: case op::S_LSHL3_ADD_U32: case op::S_LSHL4_ADD_U32: {
         const int sh = in.op - op::S_LSHL1_ADD_U32 + 1;
         const uint64_t r = (uint64_t(S0()) << sh) + S1();

@@ -172,3 +172,25 @@ KERNEL_BEGIN k_mfma_partial_exec
   s_nop 4
   v_mfma_f32_32x32x16_bf16 v[0:15], v[16:19], v[20:23], 0
 KERNEL_END k_mfma_partial_exec
+
+// SCC of s_max on equal operands (S0 >= S1) and s_absdiff_i32 computed in 32 bits.
+KERNEL_BEGIN k_salu_pseudocode
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 s2, 7
+  s_max_u32 s3, s2, s2
+  s_cselect_b32 s4, 1, 0
+  STORE_S 0, s4
+  s_mov_b32 s2, -3
+  s_max_i32 s3, s2, s2
+  s_cselect_b32 s4, 1, 0
+  STORE_S 1, s4
+  s_min_u32 s3, s2, s2
+  s_cselect_b32 s4, 1, 0
+  STORE_S 2, s4
+  s_brev_b32 s2, 1                        // INT_MIN
+  s_not_b32 s5, s2                        // INT_MAX
+  s_absdiff_i32 s6, s5, s2
+  STORE_S 3, s6
+  s_waitcnt vmcnt(0)
+KERNEL_END k_salu_pseudocode
