@@ -142,5 +142,18 @@ TEST(EmuPseudocode, ScalarMaxSccAndAbsdiff) {
   EXPECT_EQ(r.out[3], 1u);  // INT_MAX - INT_MIN wraps to -1 in 32 bits: |-1| = 1
 }
 
+TEST(EmuPseudocode, OmodOnlyWithoutIeeeAndOutputDenormals) {
+  TestKernels k("pseudocode");
+  for (const char* kernel : {"k_omod_ieee", "k_omod_denorm_out"}) {
+    const auto r = k.run(kernel, 64 * 16);
+    ASSERT_FALSE(r.result.ok) << kernel;
+    EXPECT_NE(r.result.error.find("output modifier omod on v_mul_f32_e64 has no effect"), std::string::npos)
+        << r.result.error;
+  }
+  const auto r = k.run("k_omod_applied", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) EXPECT_EQ(r.out[l * 16], f2u(6.0f)) << "lane " << l;  // 1.5 * 2 * 2
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -288,6 +288,13 @@ struct ValuExec {
   uint32_t out_f32(uint32_t r) const {
     const uint8_t omod = in.enc == Encoding::kVop3 ? in.omod : in.is_sdwa ? in.sdwa.omod : 0;
     const bool clamp = in.enc == Encoding::kVop3 ? in.clamp : in.is_sdwa ? in.sdwa.clamp : false;
+    // The hardware ignores omod when MODE.IEEE is set or f32 output denormals are enabled
+    // (LLVM SIFoldOperands: "omod is ignored by hardware if IEEE bit is enabled"; "If output
+    // denormals are enabled, omod is ignored"). A kernel that asks for it then is refused:
+    // the scaling it expects does not happen on the device.
+    if (omod && (w.mode & ((1u << 9) | (1u << 5))))
+      x.fault(fmt::format("output modifier omod on {} has no effect on the hardware with MODE.IEEE or f32 "
+                          "output denormals enabled (MODE 0x{:x})", in.name, w.mode));
     if (omod || clamp) {
       float f = as_f32(r);
       if (omod == 1) f *= 2.0f;

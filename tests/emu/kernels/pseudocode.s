@@ -194,3 +194,27 @@ KERNEL_BEGIN k_salu_pseudocode
   STORE_S 3, s6
   s_waitcnt vmcnt(0)
 KERNEL_END k_salu_pseudocode
+
+// omod (mul:2): ignored by the hardware under MODE.IEEE or f32 output denormals, applied
+// otherwise.
+.macro OMOD_CASE
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 1.5
+  v_mul_f32_e64 v2, v1, 2.0 mul:2
+  STORE_V 0, v2
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_omod_ieee
+  OMOD_CASE
+KERNEL_END k_omod_ieee
+
+KERNEL_BEGIN k_omod_denorm_out
+  OMOD_CASE
+KERNEL_END k_omod_denorm_out, 64, 0, 0, 0, 3
+
+KERNEL_BEGIN k_omod_applied
+  OMOD_CASE
+KERNEL_END k_omod_applied, 64, 0, 0, 0, 0
