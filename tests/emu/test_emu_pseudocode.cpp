@@ -155,5 +155,23 @@ TEST(EmuPseudocode, OmodOnlyWithoutIeeeAndOutputDenormals) {
   for (uint32_t l = 0; l < 64; ++l) EXPECT_EQ(r.out[l * 16], f2u(6.0f)) << "lane " << l;  // 1.5 * 2 * 2
 }
 
+TEST(EmuPseudocode, ClampAppliedOrRefused) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_clamp_modelled", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) {
+    EXPECT_EQ(r.out[l * 16 + 0], f2u(1.0f)) << "lane " << l;  // 2 + 1 clamped to [0, 1]
+    EXPECT_EQ(r.out[l * 16 + 1], 0xffffffffu) << "lane " << l;  // 0xffffffff + 2 saturates
+  }
+  for (const auto& [kernel, name] : {std::pair{"k_clamp_cvt_pk_bf16", "v_cvt_pk_bf16_f32"},
+                                     std::pair{"k_clamp_cvt_f32_fp8", "v_cvt_f32_fp8_e64"},
+                                     std::pair{"k_clamp_add_co", "v_add_co_u32_e64"}}) {
+    const auto bad = k.run(kernel, 16);
+    ASSERT_FALSE(bad.result.ok) << kernel;
+    EXPECT_NE(bad.result.error.find(std::string("clamp on ") + name + " is not modelled"), std::string::npos)
+        << bad.result.error;
+  }
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -285,7 +285,11 @@ struct ValuExec {
   }
 
   // Float output modifiers (VOP3 omod/clamp, SDWA omod/clamp) for f32 results.
+  // Set when the instruction's clamp/omod were given their meaning (out_f32, or the integer
+  // clamp of v_add/sub_u32); an instruction that carries them without is refused afterwards.
+  mutable bool output_modifiers_applied = false;
   uint32_t out_f32(uint32_t r) const {
+    output_modifiers_applied = true;
     const uint8_t omod = in.enc == Encoding::kVop3 ? in.omod : in.is_sdwa ? in.sdwa.omod : 0;
     const bool clamp = in.enc == Encoding::kVop3 ? in.clamp : in.is_sdwa ? in.sdwa.clamp : false;
     // The hardware ignores omod when MODE.IEEE is set or f32 output denormals are enabled
@@ -569,11 +573,8 @@ void ValuExec::run() {
     default: break;
   }
   const bool is_vop3 = in.enc == Encoding::kVop3;
-  if (is_vop3 && in.clamp && !(info.dst == ValuType::kF32 || info.dst == ValuType::kF16))
-    if (!(v == op::V_ADD_U32 || v == op::V_SUB_U32 || v == op::V_ADD_CO_U32 || v == op::V_SUB_CO_U32 ||
-          v == op::V_SUBREV_CO_U32 || v == op::V_SUBREV_U32 || v == op::V_CVT_PK_FP8_F32 ||
-          v == op::V_CVT_PK_BF16_F32 || v == op::V_CVT_F32_FP8))
-      x.fault(fmt::format("clamp on {} is not modelled", in.name));
+  if (is_vop3 && in.clamp && (v == op::V_ADD_U32 || v == op::V_SUB_U32 || v == op::V_SUBREV_U32))
+    output_modifiers_applied = true;  // unsigned saturation, below
 
   auto A = [&] { return src(0, info.src); };
   auto B = [&] { return src(1, info.src); };
@@ -993,6 +994,14 @@ void ValuExec::run() {
 void execute_valu(Executor& x) {
   ValuExec e(x);
   e.run();
+  // clamp/omod on an instruction that did not apply them (conversions with their own result
+  // paths, carry-out adds, FP8 packing, ...) would be silently ignored: refused instead.
+  // v_bitop3 reuses the omod bits for its truth table.
+  const Instruction& in = x.inst();
+  const bool clamp = in.enc == Encoding::kVop3 ? in.clamp : in.is_sdwa ? in.sdwa.clamp : false;
+  const uint8_t omod = in.enc == Encoding::kVop3 ? in.omod : in.is_sdwa ? in.sdwa.omod : 0;
+  if ((clamp || omod) && e.write_mask && !e.output_modifiers_applied && in.valu != op::V_BITOP3_B32 && in.valu != op::V_BITOP3_B16)
+    x.fault(fmt::format("{} on {} is not modelled", clamp ? "clamp" : "omod", in.name));
 }
 
 }  // namespace zyfa::emu

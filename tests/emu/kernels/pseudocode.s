@@ -218,3 +218,33 @@ KERNEL_END k_omod_denorm_out, 64, 0, 0, 0, 3
 KERNEL_BEGIN k_omod_applied
   OMOD_CASE
 KERNEL_END k_omod_applied, 64, 0, 0, 0, 0
+
+// clamp where it is modelled (f32 results: [0, 1]; v_add_u32: unsigned saturation) and on an
+// instruction that has no modelled clamp (refused).
+KERNEL_BEGIN k_clamp_modelled
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 2.0
+  v_add_f32_e64 v2, v1, 1.0 clamp
+  v_mov_b32 v3, -1
+  v_add_u32_e64 v4, v3, 2 clamp
+  STORE_V 0, v2
+  STORE_V 1, v4
+  s_waitcnt vmcnt(0)
+KERNEL_END k_clamp_modelled
+
+KERNEL_BEGIN k_clamp_cvt_pk_bf16
+  v_mov_b32 v1, 1.0
+  v_cvt_pk_bf16_f32 v2, v1, v1 clamp
+KERNEL_END k_clamp_cvt_pk_bf16
+
+KERNEL_BEGIN k_clamp_cvt_f32_fp8
+  v_mov_b32 v1, 0x38
+  v_cvt_f32_fp8_e64 v2, v1 clamp
+KERNEL_END k_clamp_cvt_f32_fp8
+
+KERNEL_BEGIN k_clamp_add_co
+  v_mov_b32 v1, -1
+  v_add_co_u32_e64 v2, s[4:5], v1, 2 clamp
+KERNEL_END k_clamp_add_co
