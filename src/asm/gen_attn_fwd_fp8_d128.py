@@ -30,11 +30,13 @@ and VALU reads of its result, 2 between a VALU write of VCC/SGPR and its VALU re
 transcendental; every memory result is waited for with s_waitcnt before use.
 
 usage: gen_attn_fwd_fp8_d128.py OUTPUT.s
+       gen_attn_fwd_fp8_d128.py --stats   (static instruction counts and cycle estimate per key tile)
 """
 
 import struct
 import sys
 
+import schedule_stats
 from gfx950_asm import Kernel, emit
 
 ARGS_SIZE = 272
@@ -534,7 +536,25 @@ def body():
     return b
 
 
+def print_stats():
+    """Static counts of one 128-key tile of the key loop (steady state: no mask, no rescale),
+    and what the diagonal tile's mask and a rescale add (schedule_stats.py has the rates)."""
+    steady = stage_kv() + qk() + softmax() + pv() + ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32",
+                                                     "s_cmp_lt_u32", "s_cbranch_scc1"]
+    rescale = [f"v_mul_f32 v{V_O + i}, v{V_ALPHA}, v{V_O + i}" for i in range(80)]
+    steady = [l for l in steady if l not in rescale]
+    print(schedule_stats.report("key tile (128 keys x 32 queries per wave), steady state",
+                                schedule_stats.count(steady)))
+    print(schedule_stats.report("  + diagonal tile mask", schedule_stats.count(mask_last_tile())))
+    print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125)",
+                                schedule_stats.count(rescale)))
+    print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue())))
+
+
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--stats":
+        print_stats()
+        return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     k = Kernel(name="attn_fwd_fp8_d128", body=body(), kernarg_size=ARGS_SIZE,
