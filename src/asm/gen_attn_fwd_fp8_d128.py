@@ -90,8 +90,8 @@ V_O = 152          # 64: O^T accumulators, 4 dv blocks of 32
 V_L = 216          # 16: row-sum accumulator (every register holds the row sum)
 V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 232, 233, 234, 235, 236, 237
 V_BM = 238         # 2: block maxima (raw accumulator units)
-V_C = 240          # 2: lean-P addends per block
-V_SC = 242         # 2: E8M0 scales per block
+V_C = 240          # lean-P addend of block b in v[240 + 2b] (even: a packed-math operand pair)
+V_SC = 241         # E8M0 scale of block b in v[241 + 2b]
 V_ALPHA, V_BPERM, V_KR, V_VR, V_KW, V_VW = 244, 245, 246, 247, 248, 249
 V_T2, V_KPART, V_KG4, V_DG16, V_NEGINF, V_127 = 250, 251, 252, 253, 254, 255
 NEXT_VGPR = 256
@@ -399,7 +399,7 @@ def softmax():
     b += ["// per 64-key block: k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m);",
           "// scale byte 127 - k (E8M0 2^-k)"]
     for blk in range(2):
-        bm, c, sc = V_BM + blk, V_C + blk, V_SC + blk
+        bm, c, sc = V_BM + blk, V_C + 2 * blk, V_SC + 2 * blk
         b += [f"v_mul_f32 v{t}, v{bm}, v{V_F}",
               f"v_sub_f32 v{t}, v{t}, v{V_M}",
               f"v_floor_f32_e64 v{t}, -v{t}",
@@ -410,14 +410,17 @@ def softmax():
               f"v_add_f32 v{c}, v{V_BIAS}, v{t + 1}",
               f"v_cvt_u32_f32 v{t}, v{t}",
               f"v_sub_u32 v{sc}, 0x7f, v{t}"]
-    b += ["// lean P: code = trunc(8 * scale * acc + C), packed 4 codes per dword in the lane's key order"]
+    b += ["// lean P: code = trunc(8 * scale * acc + C), two multiply-adds per packed instruction",
+          "// (multiplier and addend from the low dword of their pairs), packed 4 codes per dword",
+          "// in the lane's key order"]
     for blk in range(2):
-        c = V_C + blk
+        c = V_C + 2 * blk
         for sbl in range(2):
             sb = 2 * blk + sbl
-            for r in range(16):
+            for r in range(0, 16, 2):
                 s = V_S + 16 * sb + r
-                b += [f"v_fma_f32 v{s}, v{s}, v{V_F8}, v{c}", f"v_cvt_u32_f32 v{s}, v{s}"]
+                b.append(f"v_pk_fma_f32 {vr(s, 2)}, {vr(s, 2)}, {vr(V_F8, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]")
+            b += [f"v_cvt_u32_f32 v{V_S + 16 * sb + r}, v{V_S + 16 * sb + r}" for r in range(16)]
             for e in range(4):
                 s = V_S + 16 * sb + 4 * e
                 p = V_P + 8 * blk + 4 * sbl + e
@@ -440,10 +443,10 @@ def pv():
         for J in range(4):
             o = vr(V_O + 16 * J, 16)
             b.append(f"{MFMA} {o}, {vr(base + 8 * J, 8)}, {vr(V_P + 8 * blk, 8)}, {o}, "
-                     f"v{V_127}, v{V_SC + blk} op_sel_hi:[0,0,0]")
+                     f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
         lreg = vr(V_L, 16)
         b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P + 8 * blk, 8)}, {lreg}, "
-                 f"v{V_127}, v{V_SC + blk} op_sel_hi:[0,0,0]")
+                 f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
     return b
 
 
