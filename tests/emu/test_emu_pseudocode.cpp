@@ -173,5 +173,12 @@ TEST(EmuPseudocode, ClampAppliedOrRefused) {
   }
 }
 
+TEST(EmuPseudocode, IntToFloatConversionRefusesOtherRoundModes) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_cvt_f32_i32_round_mode", 16);
+  ASSERT_FALSE(r.result.ok);
+  EXPECT_NE(r.result.error.find("MODE round mode 0x3 is not modelled"), std::string::npos) << r.result.error;
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -703,8 +703,10 @@ void ValuExec::run() {
     case op::V_RSQ_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rsq_f32(a[l], w.mode)); }); break; }
     case op::V_SQRT_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_sqrt_f32(a[l], w.mode)); }); break; }
     // ---- conversions
-    case op::V_CVT_F32_I32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(int32_t(a[l])))); }); break; }
-    case op::V_CVT_F32_U32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(a[l]))); }); break; }
+    // i32/u32 -> f32 rounds per MODE (CDNA4 pseudocode i32_to_f32 under ROUND_MODE); only
+    // round-to-nearest-even is modelled, so any other mode is refused as for f32 arithmetic.
+    case op::V_CVT_F32_I32: { check_round_mode(); const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(int32_t(a[l])))); }); break; }
+    case op::V_CVT_F32_U32: { check_round_mode(); const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(a[l]))); }); break; }
     case op::V_CVT_U32_F32: { const uint32_t* a = A(); lanes([&](int l) {
         const float f = as_f32(a[l]);
         if (std::isnan(f) || f <= 0) return 0u;

@@ -248,3 +248,11 @@ KERNEL_BEGIN k_clamp_add_co
   v_mov_b32 v1, -1
   v_add_co_u32_e64 v2, s[4:5], v1, 2 clamp
 KERNEL_END k_clamp_add_co
+
+// v_cvt_f32_i32 under a round mode other than nearest-even: refused (only RNE is modelled).
+KERNEL_BEGIN k_cvt_f32_i32_round_mode
+  s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 2), 3
+  s_nop 1
+  v_mov_b32 v1, 0x1000001
+  v_cvt_f32_i32 v2, v1
+KERNEL_END k_cvt_f32_i32_round_mode
