@@ -86,8 +86,10 @@ V_P = 24           # 16: P codes of the two 64-key blocks
 V_Q = 40           # 16: Q as the B operand, d 0..63 then 64..127
 V_BUF = 56         # 32: global staging, K operands, V operands of block 0
 V_S = 88           # 64: scores of 4 score blocks; V transposed staging; V operands of block 1
-V_O = 152          # 64: O^T accumulators, 4 dv blocks of 32
-V_L = 216          # 16: row-sum accumulator (every register holds the row sum)
+V_PF = 152         # 32: the next key tile's K (16) and V (16), loaded while this one computes
+A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
+A_L = 64           # a[64:79]: row-sum accumulator (every register holds the row sum)
+AGPRS = 80
 V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 232, 233, 234, 235, 236, 237
 V_BM = 238         # 2: block maxima (raw accumulator units)
 V_C = 240          # lean-P addend of block b in v[240 + 2b] (even: a packed-math operand pair)
@@ -247,29 +249,30 @@ def tile_setup():
     ]
     for i in range(4):
         b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_X}:{S_X + 1}] offset:{32 * i}")
-    b += [f"v_mov_b32 v{V_O + i}, 0" for i in range(64)]
-    b += [f"v_mov_b32 v{V_L + i}, 0" for i in range(16)]
+    b += [f"v_accvgpr_write_b32 a{A_O + i}, 0" for i in range(AGPRS)]
     b += [
         f"v_mov_b32 v{V_M}, 0xff800000",
         f"s_add_u32 s{S_NKT}, s{S_TILE}, 1",
         f"s_mov_b32 s{S_KT}, 0",
         "s_waitcnt vmcnt(0)",
+        "// key tile 0",
+        f"s_mov_b32 s{S_T0}, 0",
     ]
+    b += issue_loads()
     return b
 
 
-def stage_kv():
-    """Global K and V of key tile kt into LDS (K row-major, V transposed)."""
+def issue_loads():
+    """Global loads of the K and V rows of the key tile starting at key s_T0 into V_PF."""
     b = [
         "// K: row min(key0 + t/2, seqlen - 1), bytes 64 (t%2) .. +63",
-        f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
         f"v_add_u32 v{V_T + 8}, s{S_T0}, v{V_T2}",
         f"v_min_u32 v{V_T + 8}, s{S_SEQM1}, v{V_T + 8}",
         f"v_mul_lo_u32 v{V_T + 8}, v{V_T + 8}, s{S_KS + 2}",
         f"v_add_u32 v{V_T + 8}, v{V_T + 8}, v{V_KPART}",
     ]
     for i in range(4):
-        b.append(f"global_load_dwordx4 {vr(V_BUF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}] offset:{16 * i}")
+        b.append(f"global_load_dwordx4 {vr(V_PF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}] offset:{16 * i}")
     b.append("// V: keys key0 + 4(t%32) + i (clamped), dv 16(t/32) .. +15")
     for i in range(4):
         b += [f"v_add_u32 v{V_T + 4 + i}, s{S_T0}, v{V_KG4}",
@@ -277,10 +280,15 @@ def stage_kv():
               f"v_min_u32 v{V_T + 4 + i}, s{S_SEQM1}, v{V_T + 4 + i}",
               f"v_mul_lo_u32 v{V_T + 4 + i}, v{V_T + 4 + i}, s{S_VS + 2}",
               f"v_add_u32 v{V_T + 4 + i}, v{V_T + 4 + i}, v{V_DG16}",
-              f"global_load_dwordx4 {vr(V_BUF + 16 + 4 * i, 4)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
-    b += ["s_waitcnt vmcnt(0)"]
+              f"global_load_dwordx4 {vr(V_PF + 16 + 4 * i, 4)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
+    return b
+
+
+def store_lds():
+    """The loaded key tile into LDS: K row-major, V transposed (Vt[dv][key])."""
+    b = ["s_waitcnt vmcnt(0)"]
     for i in range(4):
-        b.append(f"ds_write_b128 v{V_KW}, {vr(V_BUF + 4 * i, 4)} offset:{16 * i}")
+        b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF + 4 * i, 4)} offset:{16 * i}")
     b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
           "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
           f"s_mov_b32 s{S_X}, 0x05010400",
@@ -288,7 +296,7 @@ def stage_kv():
           f"s_mov_b32 s{S_Y}, 0x05040100",
           f"s_mov_b32 s{S_Y + 1}, 0x07060302"]
     for w in range(4):
-        a, bb, c, d = (V_BUF + 16 + 4 * i + w for i in range(4))
+        a, bb, c, d = (V_PF + 16 + 4 * i + w for i in range(4))
         t = V_T
         b += [f"v_perm_b32 v{t}, v{bb}, v{a}, s{S_X}",      # a0 b0 a1 b1
               f"v_perm_b32 v{t + 1}, v{bb}, v{a}, s{S_X + 1}",  # a2 b2 a3 b3
@@ -300,7 +308,20 @@ def stage_kv():
               f"v_perm_b32 v{V_S + 4 * w + 3}, v{t + 3}, v{t + 1}, s{S_Y + 1}"]
     for r in range(16):
         b.append(f"ds_write_b32 v{V_VW}, v{V_S + r} offset:{r * VROW}")
-    b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
+    return b
+
+
+def stage_kv():
+    """Key tile kt (loaded during tile kt - 1, or before the loop) into LDS; the loads of tile
+    kt + 1 go out right after, so their latency hides behind this tile's MFMAs and softmax."""
+    skip = L("no_prefetch")
+    b = store_lds()
+    b += [f"s_add_u32 s{S_T1}, s{S_KT}, 1",
+          f"s_cmp_lt_u32 s{S_T1}, s{S_NKT}",
+          f"s_cbranch_scc0 {skip}",
+          f"s_lshl_b32 s{S_T0}, s{S_T1}, 7"]
+    b += issue_loads()
+    b += [f"{skip}:", "s_waitcnt lgkmcnt(0)", "s_barrier"]
     return b
 
 
@@ -368,6 +389,17 @@ def max_of(dst: int, regs):
     return b
 
 
+def rescale_accumulators():
+    """O and L (AGPRs) times alpha, 32 at a time through the free operand buffer."""
+    b = []
+    for first in range(0, AGPRS, 32):
+        n = min(32, AGPRS - first)
+        b += [f"v_accvgpr_read_b32 v{V_BUF + i}, a{first + i}" for i in range(n)]
+        b += [f"v_mul_f32 v{V_BUF + i}, v{V_ALPHA}, v{V_BUF + i}" for i in range(n)]
+        b += [f"v_accvgpr_write_b32 a{first + i}, v{V_BUF + i}" for i in range(n)]
+    return b
+
+
 def softmax():
     t = V_T
     b = ["// block maxima (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
@@ -393,8 +425,7 @@ def softmax():
           "s_nop 0"]
     skip = L("no_rescale")
     b += [f"s_cmp_eq_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {skip}"]
-    b += [f"v_mul_f32 v{V_O + i}, v{V_ALPHA}, v{V_O + i}" for i in range(64)]
-    b += [f"v_mul_f32 v{V_L + i}, v{V_ALPHA}, v{V_L + i}" for i in range(16)]
+    b += rescale_accumulators()
     b += [f"{skip}:"]
     b += ["// per 64-key block: k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m);",
           "// scale byte 127 - k (E8M0 2^-k)"]
@@ -441,10 +472,10 @@ def pv():
                 b.append(f"ds_read_b32 v{base + 8 * J + e}, v{V_VR} offset:{off}")
         b.append("s_waitcnt lgkmcnt(0)")
         for J in range(4):
-            o = vr(V_O + 16 * J, 16)
+            o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
             b.append(f"{MFMA} {o}, {vr(base + 8 * J, 8)}, {vr(V_P + 8 * blk, 8)}, {o}, "
                      f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
-        lreg = vr(V_L, 16)
+        lreg = f"a[{A_L}:{A_L + 15}]"
         b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P + 8 * blk, 8)}, {lreg}, "
                  f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
     return b
@@ -454,14 +485,17 @@ def epilogue():
     t = V_T
     b = MFMA_READ_NOPS + [
         "// out = O * (dv / L), BF16 RNE; rows past seqlen are not stored",
-        f"v_rcp_f32 v{t}, v{V_L}",
+        f"v_accvgpr_read_b32 v{t + 4}, a{A_L}",
+        f"v_rcp_f32 v{t}, v{t + 4}",
         "s_nop 0",
         f"v_mul_f32 v{t}, s{S_VDS}, v{t}",
     ]
+    b += [f"v_accvgpr_read_b32 v{V_S + i}, a{A_O + i}" for i in range(64)]
     for i in range(64):
-        b.append(f"v_mul_f32 v{V_O + i}, v{t}, v{V_O + i}")
+        b.append(f"v_mul_f32 v{V_S + i}, v{t}, v{V_S + i}")
+    # pair i lands in V_S + i, never above the registers it reads (2i, 2i + 1)
     for i in range(32):
-        b.append(f"v_cvt_pk_bf16_f32 v{V_S + i}, v{V_O + 2 * i}, v{V_O + 2 * i + 1}")
+        b.append(f"v_cvt_pk_bf16_f32 v{V_S + i}, v{V_S + 2 * i}, v{V_S + 2 * i + 1}")
     # out base of (b, h) in bytes: out + 2 (b * os0 + h * os2)
     b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], 0"]
     b += mad64(S_X, S_OS, S_B) + mad64(S_X, S_OS + 4, S_H)
@@ -485,7 +519,7 @@ def epilogue():
           f"v_cmp_eq_u32 vcc, 0, v{V_H}",
           "s_nop 1",
           "s_and_b64 exec, exec, vcc",
-          f"v_log_f32 v{t + 2}, v{V_L}",
+          f"v_log_f32 v{t + 2}, v{t + 4}",
           "s_nop 0",
           f"v_add_f32 v{t + 2}, v{V_M}, v{t + 2}",
           f"v_mul_f32 v{t + 2}, {f32(LN2)}, v{t + 2}",
@@ -544,7 +578,7 @@ def print_stats():
     and what the diagonal tile's mask and a rescale add (schedule_stats.py has the rates)."""
     steady = stage_kv() + qk() + softmax() + pv() + ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32",
                                                      "s_cmp_lt_u32", "s_cbranch_scc1"]
-    rescale = [f"v_mul_f32 v{V_O + i}, v{V_ALPHA}, v{V_O + i}" for i in range(80)]
+    rescale = rescale_accumulators()
     steady = [l for l in steady if l not in rescale]
     print(schedule_stats.report("key tile (128 keys x 32 queries per wave), steady state",
                                 schedule_stats.count(steady)))
@@ -562,7 +596,7 @@ def main():
         sys.exit(__doc__)
     k = Kernel(name="attn_fwd_fp8_d128", body=body(), kernarg_size=ARGS_SIZE,
                workgroup_size=THREADS, next_free_vgpr=NEXT_VGPR, next_free_sgpr=NEXT_SGPR,
-               lds_bytes=LDS_BYTES)
+               lds_bytes=LDS_BYTES, agprs=AGPRS)
     text = emit([k], ["Generated by src/asm/gen_attn_fwd_fp8_d128.py; do not edit.",
                       "Causal FP8 e4m3 attention, d = 128, for gfx950 (see the generator)."])
     with open(sys.argv[1], "w") as f:

@@ -21,13 +21,20 @@ class Kernel:
     next_free_sgpr: int
     lds_bytes: int = 0
     workgroup_id_dims: int = 1  # how many of workgroup id x, y, z the kernel reads (s2, s3, s4)
+    agprs: int = 0  # accumulation registers a0.. (after the VGPRs in the unified register file)
     comment: List[str] = field(default_factory=list)
 
 
-def _descriptor(k: Kernel) -> List[str]:
-    # VGPRs are allocated in granules of 8 on gfx950; the accumulation registers start right
-    # after them (this kernel uses none), and accum_offset must be a multiple of 4.
+def _registers(k: Kernel):
+    """(VGPRs rounded to the multiple of 4 that accum_offset needs, VGPRs + AGPRs)."""
     vgprs = max(4, (k.next_free_vgpr + 3) // 4 * 4)
+    return vgprs, vgprs + k.agprs
+
+
+def _descriptor(k: Kernel) -> List[str]:
+    # gfx950 has one register file: the accumulation registers start at accum_offset, right
+    # after the VGPRs (a multiple of 4), and next_free_vgpr counts both.
+    vgprs, total = _registers(k)
     return [
         "\t.section .rodata,\"a\",@progbits",
         "\t.p2align 6, 0x0",
@@ -41,7 +48,7 @@ def _descriptor(k: Kernel) -> List[str]:
         f"\t\t.amdhsa_system_sgpr_workgroup_id_y {1 if k.workgroup_id_dims >= 2 else 0}",
         f"\t\t.amdhsa_system_sgpr_workgroup_id_z {1 if k.workgroup_id_dims >= 3 else 0}",
         "\t\t.amdhsa_system_vgpr_workitem_id 0",
-        f"\t\t.amdhsa_next_free_vgpr {vgprs}",
+        f"\t\t.amdhsa_next_free_vgpr {total}",
         f"\t\t.amdhsa_next_free_sgpr {k.next_free_sgpr}",
         f"\t\t.amdhsa_accum_offset {vgprs}",
         "\t\t.amdhsa_reserve_vcc 1",
@@ -57,9 +64,9 @@ def _descriptor(k: Kernel) -> List[str]:
 def _metadata(kernels: List[Kernel]) -> List[str]:
     out = ["\t.amdgpu_metadata", "---", "amdhsa.kernels:"]
     for k in kernels:
-        vgprs = max(4, (k.next_free_vgpr + 3) // 4 * 4)
+        _, total = _registers(k)
         out += [
-            "  - .agpr_count: 0",
+            f"  - .agpr_count: {k.agprs}",
             "    .args:",
             "      - .offset: 0",
             f"        .size: {k.kernarg_size}",
@@ -75,7 +82,7 @@ def _metadata(kernels: List[Kernel]) -> List[str]:
             "    .sgpr_spill_count: 0",
             f"    .symbol: {k.name}.kd",
             "    .uniform_work_group_size: 1",
-            f"    .vgpr_count: {vgprs}",
+            f"    .vgpr_count: {total}",
             "    .vgpr_spill_count: 0",
             "    .wavefront_size: 64",
         ]
