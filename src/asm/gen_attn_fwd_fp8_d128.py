@@ -87,6 +87,8 @@ V_Q = 40           # 16: Q as the B operand, d 0..63 then 64..127
 V_BUF = 56         # 32: global staging, K operands, V operands of block 0
 V_S = 88           # 64: scores of 4 score blocks; V transposed staging; V operands of block 1
 V_PF = 152         # 32: the next key tile's K (16) and V (16), loaded while this one computes
+V_K23 = 184        # 32: K operands of score blocks 2 and 3 (blocks 0 and 1 use V_BUF)
+V_VRJ = (247, 216, 217, 218)  # Vt read address of dv block J (V_VR + 32 J rows)
 A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
 A_L = 64           # a[64:79]: row-sum accumulator (every register holds the row sum)
 AGPRS = 80
@@ -194,6 +196,9 @@ def prologue():
         f"v_mul_u32_u24 v{V_VR}, {VROW}, v{V_J}",
         f"v_lshl_add_u32 v{V_VR}, v{V_H}, 2, v{V_VR}",
         f"v_add_u32 v{V_VR}, {VT_BASE}, v{V_VR}",
+        f"v_add_u32 v{V_VRJ[1]}, {32 * VROW}, v{V_VR}",
+        f"v_add_u32 v{V_VRJ[2]}, {64 * VROW}, v{V_VR}",
+        f"v_add_u32 v{V_VRJ[3]}, {96 * VROW}, v{V_VR}",
         "s_waitcnt lgkmcnt(0)",
         f"s_add_u32 s{S_SEQM1}, s{S_SEQ}, -1",
         "// job table: G, n_tiles, then this workgroup's job range",
@@ -325,28 +330,29 @@ def stage_kv():
     return b
 
 
+def k_operand(sb: int) -> int:
+    """First VGPR of score block sb's K operands (16: d 0..63, then 64..127)."""
+    return V_BUF + 16 * sb if sb < 2 else V_K23 + 16 * (sb - 2)
+
+
 def qk():
-    """S^T blocks sb = 0..3 (32 keys each) = K Q^T, two MFMAs (d 0..63, 64..127) each."""
-    b = []
-    for half in range(2):
-        for sbl in range(2):
-            sb = 2 * half + sbl
-            base = V_BUF + 16 * sbl
-            for c in range(2):
-                for part in range(2):
-                    off = 32 * sb * KROW + 64 * c + 32 * part
-                    b.append(f"ds_read_b128 {vr(base + 8 * c + 4 * part, 4)}, v{V_KR} offset:{off}")
-        b.append("s_waitcnt lgkmcnt(0)")
-        for sbl in range(2):
-            sb = 2 * half + sbl
-            base = V_BUF + 16 * sbl
-            for c in range(2):
-                src_c = "0" if c == 0 else vr(V_S + 16 * sb, 16)
-                b.append(f"{MFMA} {vr(V_S + 16 * sb, 16)}, {vr(base + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
-                         f"{src_c}, v{V_127}, v{V_127} op_sel_hi:[0,0,0]")
-        if half == 0:
-            # the second half's LDS reads overwrite the first half's A operands
-            b += ["s_nop 7", "s_nop 7", "s_nop 3"]
+    """S^T blocks sb = 0..3 (32 keys each) = K Q^T, two MFMAs (d 0..63, 64..127) each. The K
+    operands of blocks 2 and 3 are still arriving from LDS while blocks 0 and 1 multiply (LDS
+    results return in order; at most 12 reads are outstanding, under the 15 of lgkmcnt)."""
+    def reads(sb):
+        return [f"ds_read_b128 {vr(k_operand(sb) + 8 * c + 4 * part, 4)}, v{V_KR} "
+                f"offset:{32 * sb * KROW + 64 * c + 32 * part}" for c in range(2) for part in range(2)]
+
+    def mfmas(sb):
+        out = []
+        for c in range(2):
+            src_c = "0" if c == 0 else vr(V_S + 16 * sb, 16)
+            out.append(f"{MFMA} {vr(V_S + 16 * sb, 16)}, {vr(k_operand(sb) + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
+                       f"{src_c}, v{V_127}, v{V_127} op_sel_hi:[0,0,0]")
+        return out
+
+    b = reads(0) + reads(1) + reads(2) + ["s_waitcnt lgkmcnt(4)"] + reads(3)
+    b += mfmas(0) + mfmas(1) + ["s_waitcnt lgkmcnt(0)"] + mfmas(2) + mfmas(3)
     b += MFMA_READ_NOPS
     return b
 
@@ -462,22 +468,40 @@ def softmax():
 
 
 def pv():
-    """O^T += V^T P^T and L += ones P^T for the two 64-key blocks, P scaled back by 2^-k."""
+    """O^T += V^T P^T and L += ones P^T for the two 64-key blocks, P scaled back by 2^-k.
+
+    The V^T operand of (block, dv block J) is 4 ds_read2_b32 from the lane's Vt row of J
+    (V_VR + J rows of 32). Reads run three operands ahead of the MFMAs (at most 12 LDS
+    operations outstanding, under the 15 of lgkmcnt; LDS results return in order)."""
+    groups = [(blk, J) for blk in range(2) for J in range(4)]
+
+    def operand(blk, J):
+        return (V_BUF if blk == 0 else V_S) + 8 * J
+
+    def reads(blk, J):
+        out = []
+        for e in range(0, 8, 2):
+            off = 16 * blk + 2 * (e % 4) + 8 * (e // 4)  # dwords; e + 1 is 2 dwords further
+            out.append(f"ds_read2_b32 {vr(operand(blk, J) + e, 2)}, v{V_VRJ[J]} offset0:{off} offset1:{off + 2}")
+        return out
+
+    ahead = 3
     b = []
-    for blk in range(2):
-        base = V_BUF if blk == 0 else V_S
-        for J in range(4):
-            for e in range(8):
-                off = J * 32 * VROW + 64 * blk + 8 * (e % 4) + 32 * (e // 4)
-                b.append(f"ds_read_b32 v{base + 8 * J + e}, v{V_VR} offset:{off}")
-        b.append("s_waitcnt lgkmcnt(0)")
-        for J in range(4):
-            o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
-            b.append(f"{MFMA} {o}, {vr(base + 8 * J, 8)}, {vr(V_P + 8 * blk, 8)}, {o}, "
-                     f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
-        lreg = f"a[{A_L}:{A_L + 15}]"
-        b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P + 8 * blk, 8)}, {lreg}, "
+    for g in groups[:ahead]:
+        b += reads(*g)
+    issued = ahead
+    for i, (blk, J) in enumerate(groups):
+        b.append(f"s_waitcnt lgkmcnt({4 * (issued - i - 1)})")
+        if issued < len(groups):
+            b += reads(*groups[issued])
+            issued += 1
+        o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
+        b.append(f"{MFMA} {o}, {vr(operand(blk, J), 8)}, {vr(V_P + 8 * blk, 8)}, {o}, "
                  f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
+        if J == 3:
+            lreg = f"a[{A_L}:{A_L + 15}]"
+            b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P + 8 * blk, 8)}, {lreg}, "
+                     f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
     return b
 
 
