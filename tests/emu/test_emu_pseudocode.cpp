@@ -180,5 +180,29 @@ TEST(EmuPseudocode, IntToFloatConversionRefusesOtherRoundModes) {
   EXPECT_NE(r.result.error.find("MODE round mode 0x3 is not modelled"), std::string::npos) << r.result.error;
 }
 
+// DPP (CDNA4 ISA "DPP"; LLVM AMDGPUModifierSyntax): quad_perm picks within 4 lanes, row
+// shifts/rotates stay within 16-lane rows, a lane whose source is outside the row (or the
+// wave) is not written unless bound_ctrl asks for 0, bank_mask/row_mask disable the writes of
+// 4-lane banks / 16-lane rows, row_bcast:15 feeds lane 15 of each row into the next row.
+TEST(EmuPseudocode, DppAndSdwaSourceForms) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_dpp_sdwa_forms", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t* o = &r.out[l * 16];
+    const uint32_t row = l & ~15u, in_row = l & 15u, old = 1000 + l;
+    SCOPED_TRACE("lane " + std::to_string(l));
+    EXPECT_EQ(o[0], (l & ~3u) | (3 - (l & 3)));                 // quad_perm:[3,2,1,0]
+    EXPECT_EQ(o[1], row | ((in_row - 4) & 15));                  // row_ror:4
+    EXPECT_EQ(o[2], in_row == 15 ? 0u : l + 1);                  // row_shl:1, bound_ctrl: 0 fill
+    const bool bank_on = ((in_row / 4) % 2) == 0;                // bank_mask 0x5: banks 0 and 2
+    EXPECT_EQ(o[3], !bank_on || in_row == 0 ? old : l - 1);      // row_shr:1, no bound_ctrl
+    const bool row_on = (l / 16) % 2 == 1;                       // row_mask 0xa: rows 1 and 3
+    EXPECT_EQ(o[4], row_on ? row - 1 : old);                     // row_bcast:15
+    EXPECT_EQ(o[5], l == 0 ? old : l - 1);                       // wave_shr:1
+    EXPECT_EQ(o[6], 4u);                                         // sext(0xff) + 5 = -1 + 5
+  }
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -256,3 +256,35 @@ KERNEL_BEGIN k_cvt_f32_i32_round_mode
   v_mov_b32 v1, 0x1000001
   v_cvt_f32_i32 v2, v1
 KERNEL_END k_cvt_f32_i32_round_mode
+
+// DPP lane selection, row/bank masks and bound_ctrl; SDWA source sign extension. v0 = lane;
+// every destination starts as 1000 + lane, so an unwritten lane keeps that value.
+KERNEL_BEGIN k_dpp_sdwa_forms
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_add_u32 v3, 1000, v0
+  v_add_u32 v4, 1000, v0
+  v_add_u32 v5, 1000, v0
+  v_add_u32 v6, 1000, v0
+  v_add_u32 v7, 1000, v0
+  v_add_u32 v8, 1000, v0
+  v_mov_b32 v10, 0xff
+  v_mov_b32 v11, 5
+  s_nop 1
+  v_mov_b32_dpp v3, v0 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v4, v0 row_ror:4 row_mask:0xf bank_mask:0xf
+  v_mov_b32_dpp v5, v0 row_shl:1 row_mask:0xf bank_mask:0xf bound_ctrl:0
+  v_mov_b32_dpp v6, v0 row_shr:1 row_mask:0xf bank_mask:0x5
+  v_mov_b32_dpp v7, v0 row_bcast:15 row_mask:0xa bank_mask:0xf
+  v_mov_b32_dpp v8, v0 wave_shr:1 row_mask:0xf bank_mask:0xf
+  v_add_u32_sdwa v9, sext(v10), v11 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:DWORD
+  STORE_V 0, v3
+  STORE_V 1, v4
+  STORE_V 2, v5
+  STORE_V 3, v6
+  STORE_V 4, v7
+  STORE_V 5, v8
+  STORE_V 6, v9
+  s_waitcnt vmcnt(0)
+KERNEL_END k_dpp_sdwa_forms
