@@ -312,6 +312,9 @@ def store_lds():
               f"v_perm_b32 v{V_S + 4 * w + 2}, v{t + 3}, v{t + 1}, s{S_Y}",
               f"v_perm_b32 v{V_S + 4 * w + 3}, v{t + 3}, v{t + 1}, s{S_Y + 1}"]
     for r in range(16):
+        if r == 8:
+            # 4 + 8 LDS writes outstanding: keep the count within the 15 lgkmcnt can hold
+            b.append("s_waitcnt lgkmcnt(4)")
         b.append(f"ds_write_b32 v{V_VW}, v{V_S + r} offset:{r * VROW}")
     return b
 
