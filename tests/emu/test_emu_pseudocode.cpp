@@ -204,5 +204,13 @@ TEST(EmuPseudocode, DppAndSdwaSourceForms) {
   }
 }
 
+TEST(EmuPseudocode, Fp8ByteSelectThroughVop3OpselIsRefused) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_cvt_f32_fp8_vop3_opsel", 16);
+  ASSERT_FALSE(r.result.ok);
+  EXPECT_NE(r.result.error.find("v_cvt_f32_fp8_e64 with a VOP3 op_sel byte select is not modelled"),
+            std::string::npos) << r.result.error;
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

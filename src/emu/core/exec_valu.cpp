@@ -755,7 +755,11 @@ void ValuExec::run() {
       const uint32_t* a = x.vsrc(in.src[0], tmp[0]);  // byte selected by SDWA src0_sel or op_sel
       int sel = 0;
       if (in.is_sdwa) sel = in.sdwa.src0_sel <= 3 ? in.sdwa.src0_sel : 0;
-      else if (is_vop3) sel = in.opsel & 3;
+      // The CDNA4 pseudocode selects the byte only through SDWA_SRC0_SEL; how the VOP3 form's
+      // op_sel bits map to a byte is not documented for gfx950 (LLVM encodes a byte_sel with
+      // its bits in reverse order on later targets), so a VOP3 byte select is refused.
+      else if (is_vop3 && (in.opsel & 3))
+        x.fault(fmt::format("{} with a VOP3 op_sel byte select is not modelled (undocumented bit order)", in.name));
       lanes([&](int l) { return v == op::V_CVT_F32_FP8 ? cvt_f32_fp8(a[l], sel) : cvt_f32_bf8(a[l], sel); });
       // The SDWA source select was consumed above (it picks the byte).
       store();
@@ -765,7 +769,9 @@ void ValuExec::run() {
       const uint32_t* a = x.vsrc(in.src[0], tmp[0]);
       bool hi = false;
       if (in.is_sdwa) hi = in.sdwa.src0_sel == 5;
-      else if (is_vop3) hi = in.opsel & 1;
+      // As above: the pseudocode names only SDWA_SRC0_SEL for the word.
+      else if (is_vop3 && (in.opsel & 3))
+        x.fault(fmt::format("{} with a VOP3 op_sel word select is not modelled (undocumented)", in.name));
       uint32_t lo_r[kLanes], hi_r[kLanes];
       for (int l = 0; l < kLanes; ++l) {
         const F32Pair p = v == op::V_CVT_PK_F32_FP8 ? cvt_pk_f32_fp8(a[l], hi) : cvt_pk_f32_bf8(a[l], hi);

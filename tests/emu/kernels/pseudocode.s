@@ -288,3 +288,10 @@ KERNEL_BEGIN k_dpp_sdwa_forms
   STORE_V 6, v9
   s_waitcnt vmcnt(0)
 KERNEL_END k_dpp_sdwa_forms
+
+// v_cvt_f32_fp8 byte select through VOP3 op_sel: refused (only SDWA_SRC0_SEL is documented).
+KERNEL_BEGIN k_cvt_f32_fp8_vop3_opsel
+  v_mov_b32 v1, 0x38
+  // v_cvt_f32_fp8_e64 v2, v1 with OPSEL[0] set: the assembler has no syntax for it on gfx950
+  .long 0xd1940802, 0x00000101
+KERNEL_END k_cvt_f32_fp8_vop3_opsel
