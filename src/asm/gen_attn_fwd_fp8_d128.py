@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Generates attn_fwd_fp8_d128_asm.s: causal FP8 e4m3 attention, d_qk = d_v = 128, for gfx950.
 
-Kernel attn_fwd_fp8_d128 (code object attn_fwd_fp8_d128_asm), 256 threads (4 waves), kernel arguments AttnFwdArgs
-(src/kernels/hip/attn_fwd_args.h, 272 bytes), job table host/job_table.h with 128-row tiles.
+Kernel attn_fwd_fp8_d128 (code object attn_fwd_fp8_d128_asm), 256 threads (4 waves), kernel
+arguments AttnFwdArgs (src/kernels/hip/attn_fwd_args.h, 272 bytes), job table host/job_table.h
+with 128-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head) plus a 32-bit
+lane offset; src/host/amd/attn_launch.cpp sends larger problems to the HIP kernel.
 
 Work split. A persistent workgroup walks its jobs' tile words; a tile is 128 query rows, wave w
 owns rows 32w .. 32w+31. The key loop runs over 128-key tiles 0 .. tile (causal), and every
 wave runs every key tile because K and V of the tile are shared through LDS:
-  1. all 256 threads load the tile's K (128 x 128 bytes, row-major into LDS) and V (transposed
-     into LDS as Vt[dv][key], with v_perm_b32 byte shuffles), then a barrier;
+  1. all 256 threads store the tile's K (128 x 128 bytes, row-major into LDS) and V (transposed
+     into LDS as Vt[dv][key], with v_perm_b32 byte shuffles), loaded from global memory while
+     the previous key tile computed; issue the next tile's global loads; barrier;
   2. scores transposed, S^T = K Q^T: K (from LDS) is the A operand of
      v_mfma_scale_f32_32x32x64_f8f6f4, Q (registers, whole tile) the B operand, so lane
      32h + j holds query j's scores of keys 8(r/4) + 4h + r%4 of each 32-key score block in
@@ -17,17 +20,19 @@ wave runs every key tile because K and V of the tile are shared through LDS:
      base-2 scores t = acc * scale * log2(e) * dq * dk; lazy rescaling per 128-key tile (the
      running max moves only when the tile's max exceeds it by more than 0.125); per 64-key
      block the integer k = clamp(floor(-(block max - m)), 0, 126); lean P: the e4m3 code of
-     2^(t - m + k) is trunc(8 (t - m + k) + 56.1557) written by one v_fma_f32 (from the raw
+     2^(t - m + k) is trunc(8 (t - m + k) + 56.1557) written by one multiply-add (from the raw
      accumulator: 8 * scale is folded into the multiplier, the rest into the addend) and one
-     v_cvt_u32_f32 (truncating, negatives and -inf to 0);
+     v_cvt_u32_f32 (truncating, negatives and -inf to 0); v_pk_fma_f32 does two multiply-adds;
   4. O^T += V^T P^T per 64-key block, Vt (from LDS) as the A operand in the key order the
      lane holds P in, P^T straight from registers as the B operand with the E8M0 scale
      127 - k (2^-k removes the block's lift); one more MFMA with a ones A operand adds the
-     same rounded P (times 2^-k) into the row-sum accumulator L;
-  5. after the last key tile: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L).
+     same rounded P (times 2^-k) into the row-sum accumulator L (O and L live in AGPRs);
+  5. after the last key tile: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
+     a barrier ends every key tile, so the next tile's LDS stores never meet a wave still reading.
 Rows past seqlen compute on the last row and are never stored. Wait states: 20 between an MFMA
 and VALU reads of its result, 2 between a VALU write of VCC/SGPR and its VALU read, 1 after a
-transcendental; every memory result is waited for with s_waitcnt before use.
+transcendental; every memory result is waited for with s_waitcnt before use, and at most 15
+LDS operations are outstanding (what lgkmcnt counts).
 
 usage: gen_attn_fwd_fp8_d128.py OUTPUT.s
        gen_attn_fwd_fp8_d128.py --stats   (static instruction counts and cycle estimate per key tile)
