@@ -90,6 +90,21 @@ TEST(EmuLds, MissingStoreWaitBeforeBarrierFaultsForEverySeed) {
   }
 }
 
+// A read not waited for before the barrier may be overtaken by another wave's write after it
+// (LDS operations of different waves may be reordered): write-after-read faults as well.
+TEST(EmuLds, UnwaitedReadOvertakenByWriteAfterBarrierFaultsForEverySeed) {
+  TestKernels k("lds");
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    const auto ok = k.run("k_lds_war", 256 * 16, {}, {}, 256, 1, seed);
+    ASSERT_TRUE(ok.result.ok) << ok.result.error;
+    for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(ok.out[t * 16], (t + 64) % 256) << "work-item " << t;
+    const auto bad = k.run("k_lds_war_late_wait", 256 * 16, {}, {}, 256, 1, seed);
+    ASSERT_FALSE(bad.result.ok) << "seed " << seed;
+    EXPECT_NE(bad.result.error.find("this write after the barrier may overtake that read"), std::string::npos)
+        << bad.result.error;
+  }
+}
+
 // Only other waves' accesses to the unwaited bytes count: a wave that writes LDS, passes a
 // barrier and reads back its own bytes (program order) is correct without a wait.
 TEST(EmuLds, OwnUnwaitedWriteAcrossBarrierIsAllowed) {

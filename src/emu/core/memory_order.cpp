@@ -1,14 +1,19 @@
-// Cross-wave ordering of memory writes at s_barrier, and LDS written by loads straight to LDS.
+// Cross-wave ordering of memory accesses at s_barrier, and LDS written by loads straight to LDS.
 //
-// gfx950 has no automatic wait before s_barrier (LLVM: gfx90a and later have
-// FeatureBackOffBarrier, so SIInsertWaitcnts emits an explicit s_waitcnt before each barrier):
-// a store or LDS write that its wave has not waited for (vmcnt / lgkmcnt) when the barrier
-// releases may still be in flight when another wave reads the same bytes after the barrier.
-// The random landing of the in-flight model shows such a bug only for some interleavings; this
-// check makes it deterministic. At each barrier release every write still in a wave's queues
-// (landed or not: only s_waitcnt orders it) is recorded with its byte ranges; until the next
-// release, another wave of the workgroup touching those bytes is a fault. The check depends
-// only on program order between barriers, never on the interleaving.
+// gfx950's s_barrier does not wait for memory operations (LLVM: gfx90a and later have
+// FeatureBackOffBarrier), and LDS operations of different waves of a workgroup may be reordered
+// relative to each other (LLVM AMDGPUUsage, GFX942 memory model: "s_waitcnt lgkmcnt(0) is
+// required to ensure synchronization between LDS operations ... between wavefronts of a
+// work-group"); the workgroup-scope release fence before a barrier therefore waits for all of
+// the wave's outstanding memory operations. An access its wave has not waited for (vmcnt /
+// lgkmcnt) when the barrier releases may still be in flight after it: a write may land after
+// another wave's read of the same bytes (RAW) or write (WAW), and a read may return data that
+// another wave wrote after the barrier (WAR). The random landing of the in-flight model shows
+// such a bug only for some interleavings; this check makes it deterministic. At each barrier
+// release every access still in a wave's queues (landed or not: only s_waitcnt orders it) is
+// recorded with its byte ranges; until the next release, another wave of the workgroup writing
+// those bytes, or reading bytes of a recorded write, is a fault. The check depends only on
+// program order between barriers, never on the interleaving.
 //
 // A buffer/global load with `lds` writes LDS when it completes (vmcnt), so reading or writing
 // that LDS before s_waitcnt vmcnt retires the load is a fault as well (same wave).
@@ -80,14 +85,13 @@ void Executor::record_unfenced_writes() {
     const Wave& w = *wp;
     for (const auto* queue : {&w.vm_queue, &w.lds_queue}) {
       for (const PendingOp* op : *queue) {
-        UnfencedWrite u;
+        UnfencedAccess u;
         u.wave = w.id_in_group;
         u.pc = op->pc;
         u.lo[0] = u.lo[1] = ~0ull;
         u.hi[0] = u.hi[1] = 0;
         for_each_range(*op, [&](const Range& r) {
-          if (!r.write) return;
-          u.ranges.push_back({r.lds, r.begin, r.end});
+          u.ranges.push_back({r.lds, r.write, r.begin, r.end});
           u.lo[r.lds] = std::min(u.lo[r.lds], r.begin);
           u.hi[r.lds] = std::max(u.hi[r.lds], r.end);
         });
@@ -118,14 +122,19 @@ void Executor::check_memory_order(const PendingOp& op) {
   }
   if (wg_.unfenced.empty()) return;
   for_each_range(op, [&](const Range& r) {
-    for (const UnfencedWrite& u : wg_.unfenced) {
+    for (const UnfencedAccess& u : wg_.unfenced) {
       if (u.wave == w.id_in_group || r.begin >= u.hi[r.lds] || u.lo[r.lds] >= r.end) continue;
-      for (const UnfencedWrite::Bytes& b : u.ranges) {
-        if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end) continue;
-        fault(fmt::format("{} bytes 0x{:x}..0x{:x} were written by wave {} at pc 0x{:x} without an s_waitcnt "
-                          "before the s_barrier; this {} after the barrier may see them before they land "
-                          "(missing s_waitcnt before s_barrier)",
-                          space(r.lds), b.begin, b.end - 1, u.wave, u.pc, r.write ? "write" : "read"));
+      for (const UnfencedAccess::Bytes& b : u.ranges) {
+        if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end || (!b.write && !r.write)) continue;
+        if (b.write)
+          fault(fmt::format("{} bytes 0x{:x}..0x{:x} were written by wave {} at pc 0x{:x} without an s_waitcnt "
+                            "before the s_barrier; this {} after the barrier may see them before they land "
+                            "(missing s_waitcnt before s_barrier)",
+                            space(r.lds), b.begin, b.end - 1, u.wave, u.pc, r.write ? "write" : "read"));
+        fault(fmt::format("{} bytes 0x{:x}..0x{:x} are read by wave {} at pc 0x{:x}, not waited for before the "
+                          "s_barrier; this write after the barrier may overtake that read (missing s_waitcnt "
+                          "before s_barrier)",
+                          space(r.lds), b.begin, b.end - 1, u.wave, u.pc));
       }
     }
   });

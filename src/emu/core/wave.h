@@ -134,10 +134,11 @@ struct Wave {
   uint32_t* areg(uint32_t r) { return &a[size_t(r) * kLanes]; }
 };
 
-// A write a wave had not waited for when an s_barrier released (memory_order.cpp).
-struct UnfencedWrite {
+// A memory access a wave had not waited for when an s_barrier released (memory_order.cpp).
+struct UnfencedAccess {
   struct Bytes {
     bool lds;
+    bool write;  // a write (RAW/WAW for the other waves) or a read still in flight (WAR)
     uint64_t begin, end;
   };
   uint32_t wave = 0, pc = 0;
@@ -151,8 +152,8 @@ struct Workgroup {
   std::vector<uint8_t> lds;
   std::vector<std::unique_ptr<Wave>> waves;
   Rng rng{1};
-  // Writes not waited for at the last barrier release; cleared at the next one.
-  std::vector<UnfencedWrite> unfenced;
+  // Accesses not waited for at the last barrier release; cleared at the next one.
+  std::vector<UnfencedAccess> unfenced;
 };
 
 }  // namespace zyfa::emu

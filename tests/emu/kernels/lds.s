@@ -78,3 +78,36 @@ KERNEL_BEGIN k_lds_own_readback
   STORE_V 0, v3
   s_waitcnt vmcnt(0)
 KERNEL_END k_lds_own_readback, 64, 0, 1024
+
+// Write-after-read across a barrier: each work-item reads the slot of the work-item 64 further
+// on, passes a barrier (waiting for the read or not), then overwrites its own slot.
+.macro WAR_EXCHANGE wait_before_barrier
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  ds_write_b32 v1, v0
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  v_add_u32 v2, 64, v0
+  v_and_b32 v2, 0xff, v2
+  v_lshlrev_b32 v2, 2, v2
+  ds_read_b32 v3, v2
+  .if \wait_before_barrier
+  s_waitcnt lgkmcnt(0)
+  .endif
+  s_barrier
+  v_add_u32 v4, 1000, v0
+  ds_write_b32 v1, v4
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+.endm
+
+KERNEL_BEGIN k_lds_war
+  WAR_EXCHANGE 1
+KERNEL_END k_lds_war, 64, 0, 1024
+
+KERNEL_BEGIN k_lds_war_late_wait
+  WAR_EXCHANGE 0
+KERNEL_END k_lds_war_late_wait, 64, 0, 1024
