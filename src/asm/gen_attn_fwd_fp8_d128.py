@@ -456,8 +456,10 @@ def softmax():
               f"v_cvt_u32_f32 v{t}, v{t}",
               f"v_sub_u32 v{sc}, 0x7f, v{t}"]
     b += ["// lean P: code = trunc(8 * scale * acc + C), two multiply-adds per packed instruction",
-          "// (multiplier and addend from the low dword of their pairs), packed 4 codes per dword",
-          "// in the lane's key order"]
+          "// (multiplier and addend from the low dword of their pairs); each truncating conversion",
+          "// writes its code straight into its byte of the P operand (SDWA dst_sel, other bytes",
+          "// kept), byte-major so that writes to one dword are 8 instructions apart (a partial",
+          "// write needs 1 wait state before the register is read again)"]
     for blk in range(2):
         c = V_C + 2 * blk
         for sbl in range(2):
@@ -465,13 +467,14 @@ def softmax():
             for r in range(0, 16, 2):
                 s = V_S + 16 * sb + r
                 b.append(f"v_pk_fma_f32 {vr(s, 2)}, {vr(s, 2)}, {vr(V_F8, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]")
-            b += [f"v_cvt_u32_f32 v{V_S + 16 * sb + r}, v{V_S + 16 * sb + r}" for r in range(16)]
-            for e in range(4):
-                s = V_S + 16 * sb + 4 * e
-                p = V_P + 8 * blk + 4 * sbl + e
-                b += [f"v_lshl_or_b32 v{p}, v{s + 1}, 8, v{s}",
-                      f"v_lshl_or_b32 v{p}, v{s + 2}, 16, v{p}",
-                      f"v_lshl_or_b32 v{p}, v{s + 3}, 24, v{p}"]
+        # P dword 4 sbl + e of the block holds score registers 4e .. 4e + 3 of block 2 blk + sbl
+        for byte in range(4):
+            for sbl in range(2):
+                for e in range(4):
+                    src = V_S + 16 * (2 * blk + sbl) + 4 * e + byte
+                    dst = V_P + 8 * blk + 4 * sbl + e
+                    b.append(f"v_cvt_u32_f32_sdwa v{dst}, v{src} dst_sel:BYTE_{byte} "
+                             "dst_unused:UNUSED_PRESERVE src0_sel:DWORD")
     return b
 
 
