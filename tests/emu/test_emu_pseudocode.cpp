@@ -212,5 +212,24 @@ TEST(EmuPseudocode, Fp8ByteSelectThroughVop3OpselIsRefused) {
             std::string::npos) << r.result.error;
 }
 
+// V_CVT_U32_F32 / V_CVT_I32_F32 implement LLVM's fp_to_uint / fp_to_sint (truncation); the
+// hardware saturates out-of-range values and gives 0 for NaN.
+TEST(EmuPseudocode, FloatToIntTruncatesAndSaturates) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_cvt_float_to_int", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t* o = &r.out[l * 16];
+    SCOPED_TRACE("lane " + std::to_string(l));
+    EXPECT_EQ(o[0], 2u);            // 2.75 -> 2
+    EXPECT_EQ(o[1], 0u);            // -1.5 -> 0 (unsigned)
+    EXPECT_EQ(o[2], 0xffffffffu);   // 5e9 -> UINT32_MAX
+    EXPECT_EQ(o[3], 0u);            // NaN -> 0
+    EXPECT_EQ(o[4], 0xfffffffeu);   // -2.75 -> -2
+    EXPECT_EQ(o[5], 0x80000000u);   // -8.6e9 -> INT32_MIN
+    EXPECT_EQ(o[6], 0u);            // just below 1 -> 0
+  }
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

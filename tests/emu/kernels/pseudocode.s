@@ -295,3 +295,33 @@ KERNEL_BEGIN k_cvt_f32_fp8_vop3_opsel
   // v_cvt_f32_fp8_e64 v2, v1 with OPSEL[0] set: the assembler has no syntax for it on gfx950
   .long 0xd1940802, 0x00000101
 KERNEL_END k_cvt_f32_fp8_vop3_opsel
+
+// Float to integer conversions (the generated FP8 kernel builds its P codes with v_cvt_u32_f32):
+// truncation toward zero, saturation at the range ends, NaN to 0.
+KERNEL_BEGIN k_cvt_float_to_int
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0x40300000                // 2.75
+  v_cvt_u32_f32 v2, v1
+  v_mov_b32 v1, 0xbfc00000                // -1.5
+  v_cvt_u32_f32 v3, v1
+  v_mov_b32 v1, 0x4f9502f9                // 5.0e9
+  v_cvt_u32_f32 v4, v1
+  v_mov_b32 v1, 0x7fc00000                // NaN
+  v_cvt_u32_f32 v5, v1
+  v_mov_b32 v1, 0xc0300000                // -2.75
+  v_cvt_i32_f32 v6, v1
+  v_mov_b32 v1, 0xd0000000                // -8.6e9
+  v_cvt_i32_f32 v7, v1
+  v_mov_b32 v1, 0x3f7fffff                // 0.99999994
+  v_cvt_u32_f32 v8, v1
+  STORE_V 0, v2
+  STORE_V 1, v3
+  STORE_V 2, v4
+  STORE_V 3, v5
+  STORE_V 4, v6
+  STORE_V 5, v7
+  STORE_V 6, v8
+  s_waitcnt vmcnt(0)
+KERNEL_END k_cvt_float_to_int
