@@ -231,5 +231,23 @@ TEST(EmuPseudocode, FloatToIntTruncatesAndSaturates) {
   }
 }
 
+// Inline constant 248 = 1/(2*pi): f32 0x3e22f983, f64 0x3fc45f306dc9c882, f16 0x3118 (LLVM
+// AMDGPU operand encoding). A packed 16-bit operation sees an inline constant in the low half
+// only; the high half reads 0 on gfx9 and gfx10 (measured on hardware, LLVM issue 94116).
+TEST(EmuPseudocode, InlineConstantForms) {
+  TestKernels k("pseudocode");
+  const auto r = k.run("k_inline_constants", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t l = 0; l < 64; ++l) {
+    const uint32_t* o = &r.out[l * 16];
+    SCOPED_TRACE("lane " + std::to_string(l));
+    EXPECT_EQ(o[0], 0x3e22f983u);
+    EXPECT_EQ(o[1], 0x6dc9c882u);   // low dword of the f64 constant + 0
+    EXPECT_EQ(o[2], 0x3fc45f30u);
+    EXPECT_EQ(o[3] & 0xffffu, 0x3118u);
+    EXPECT_EQ(o[4], 0x3c004000u);   // (1 + 1, 1 + 0): the constant's high half is 0
+  }
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test

@@ -325,3 +325,22 @@ KERNEL_BEGIN k_cvt_float_to_int
   STORE_V 6, v8
   s_waitcnt vmcnt(0)
 KERNEL_END k_cvt_float_to_int
+
+// The inline constant 1/(2*pi) (operand 248) in its f32, f64 and f16 forms, and a packed f16
+// operation reading an inline constant (the high half of a packed inline constant is 0 on gfx9).
+KERNEL_BEGIN k_inline_constants
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v1, 0.15915494
+  v_add_f64 v[2:3], 0.15915494309189532, 0
+  v_add_f16 v4, 0.15915494, 0
+  v_mov_b32 v5, 0x3c003c00                // f16 pair (1.0, 1.0)
+  v_pk_add_f16 v6, v5, 1.0
+  STORE_V 0, v1
+  STORE_V 1, v2
+  STORE_V 2, v3
+  STORE_V 3, v4
+  STORE_V 4, v6
+  s_waitcnt vmcnt(0)
+KERNEL_END k_inline_constants
