@@ -94,6 +94,7 @@ V_S = 88           # 64: scores of 4 score blocks; V transposed staging; V opera
 V_PF = 152         # 32: the next key tile's K (16) and V (16), loaded while this one computes
 V_K23 = 184        # 32: K operands of score blocks 2 and 3 (blocks 0 and 1 use V_BUF)
 V_VRJ = (247, 216, 217, 218)  # Vt read address of dv block J (V_VR + 32 J rows)
+V_QSIGN = 219      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
 A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
 A_L = 64           # a[64:79]: row-sum accumulator (every register holds the row sum)
 AGPRS = 80
@@ -237,6 +238,12 @@ def tile_setup():
         f"v_mov_b32 v{V_F}, s{S_SCALE}",
         f"v_mul_f32 v{V_F}, s{S_X}, v{V_F}",
         f"v_mul_f32 v{V_F}, s{S_X + 1}, v{V_F}",
+        "// maxima are taken over raw accumulators, which needs factor > 0: a negative factor",
+        "// (negative softmax_scale or descale) moves into Q instead, by flipping the sign bit",
+        "// of every Q byte (exact), and the factor is used as |factor|",
+        f"v_ashrrev_i32 v{V_QSIGN}, 31, v{V_F}",
+        f"v_and_b32 v{V_QSIGN}, 0x80808080, v{V_QSIGN}",
+        f"v_and_b32 v{V_F}, 0x7fffffff, v{V_F}",
         f"v_mul_f32 v{V_F8}, 0x41000000, v{V_F}",
         "// K and V bases of (b, hk); Q base of (b, h) in s[90:91]",
         f"s_mov_b64 s[{S_KB}:{S_KB + 1}], s[{S_K}:{S_K + 1}]",
@@ -265,6 +272,9 @@ def tile_setup():
         f"s_add_u32 s{S_NKT}, s{S_TILE}, 1",
         f"s_mov_b32 s{S_KT}, 0",
         "s_waitcnt vmcnt(0)",
+    ]
+    b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
+    b += [
         "// key tile 0",
         f"s_mov_b32 s{S_T0}, 0",
     ]

@@ -85,6 +85,11 @@ std::vector<AttnConfig> configs() {
   v.push_back(C::of(f, 128, 4, 2, 100).with(DescaleMode::DEVICE_SCALAR));
   v.push_back(C::of(f, 128, 4, 2, 90).with(Layout::BHSD).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
   v.push_back(C::of(f, 128, 4, 1, 70).with(Inputs::REALISTIC).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
+  // A negative softmax scale: the kernel takes maxima over raw accumulators, so it moves the
+  // sign into Q; the largest scaled score is then the smallest dot product.
+  AttnConfig negative = C::of(f, 128, 2, 1, 150).with(Inputs::GAUSSIAN, 1.0);
+  negative.softmax_scale = -0.09f;
+  v.push_back(negative);
   // Several jobs per persistent workgroup, eight key tiles in the longest rows.
   v.push_back(C::of(f, 128, 4, 1, 1000));
   v.push_back(C::of(f, 128, 1, 1, 1000).with(Inputs::REALISTIC));
@@ -132,8 +137,15 @@ TEST_P(Fp8Asm, Emu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fwd, Fp8Asm, ::testing::ValuesIn(configs()),
-                         [](const ::testing::TestParamInfo<AttnConfig>& i) { return i.param.name(); });
+// Test names are the configuration names; a negative scale's "-" becomes "Minus" (gtest names
+// take letters, digits and '_' only).
+std::string test_name(const ::testing::TestParamInfo<AttnConfig>& i) {
+  std::string n = i.param.name();
+  for (size_t at = n.find('-'); at != std::string::npos; at = n.find('-')) n.replace(at, 1, "Minus");
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fwd, Fp8Asm, ::testing::ValuesIn(configs()), test_name);
 
 // The model comparison distinguishes numerics choices: the bit-model with another choice than
 // the kernel's (exact P, no block scaling, the unrounded denominator) must land outside the
