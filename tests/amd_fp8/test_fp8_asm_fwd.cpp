@@ -27,13 +27,13 @@ namespace {
 // few fp32 ulps, which flips a lean-P code (trunc at an integer) for a few elements in 10^5,
 // and moves outputs across a BF16 rounding boundary now and then (one BF16 ulp, 2^-8
 // relative). Both are far below the FP8 P rounding (~1.8e-2 rel RMS against fp64): the
-// bound 1e-3 is 1/18 of it and 10x the largest difference seen (1.0e-4 rel RMS, 99.9% of
+// bound 1e-3 is 1/18 of it and 7x the largest difference seen (1.4e-4 rel RMS, >= 99.87% of
 // outputs bitwise equal), while the model with another numerics choice (exact P, no block
 // scaling, unrounded denominator) lands 8-26x beyond it (ModelComparisonCanFail below).
 constexpr double kModelRelRms = 1e-3;
 constexpr double kModelMaxAbs = 5e-3;      // times max |model output| (seen: 9.8e-4)
 constexpr double kModelLse = 2e-3;         // nats (seen: 4.3e-4, a lazy-rescale step taken on one side only)
-constexpr double kModelBitwiseEqual = 0.99;  // fraction of outputs bitwise equal (seen: >= 0.9993)
+constexpr double kModelBitwiseEqual = 0.99;  // fraction of outputs bitwise equal (seen: >= 0.9987)
 
 struct Diff {
   double rel_rms = 0, max_abs = 0, lse_max = 0;
