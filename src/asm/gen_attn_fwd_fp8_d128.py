@@ -95,6 +95,9 @@ V_PF = 152         # 32: the next key tile's K (16) and V (16), loaded while thi
 V_K23 = 184        # 32: K operands of score blocks 2 and 3 (blocks 0 and 1 use V_BUF)
 V_VRJ = (247, 216, 217, 218)  # Vt read address of dv block J (V_VR + 32 J rows)
 V_QSIGN = 219      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
+V_KOFF, V_KMAX, V_KSTEP = 220, 221, 222  # staging K row: lane offset, its clamp, per-tile step
+V_VOFF = 223       # 4: staging V rows' lane offsets
+V_VMAX, V_VSTEP = 227, 228
 A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
 A_L = 64           # a[64:79]: row-sum accumulator (every register holds the row sum)
 AGPRS = 80
@@ -276,31 +279,49 @@ def tile_setup():
     b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
     b += [
         "// key tile 0",
-        f"s_mov_b32 s{S_T0}, 0",
     ]
-    b += issue_loads()
+    b += init_row_offsets() + issue_loads()
+    return b
+
+
+def init_row_offsets():
+    """Per query tile: the lane offsets of its staging rows in key tile 0, their clamps (the
+    offset of row seqlen - 1) and the step from one key tile to the next (128 rows). Offsets
+    grow with the row (strides are not negative), so min(offset, clamp) is the clamped row."""
+    t = V_T
+    b = [f"v_mul_lo_u32 v{V_KOFF}, v{V_T2}, s{S_KS + 2}",
+         f"v_add_u32 v{V_KOFF}, v{V_KOFF}, v{V_KPART}",
+         f"v_mov_b32 v{t}, s{S_SEQM1}",
+         f"v_mul_lo_u32 v{V_KMAX}, v{t}, s{S_KS + 2}",
+         f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{V_KPART}",
+         f"v_mov_b32 v{V_KSTEP}, s{S_KS + 2}",
+         f"v_lshlrev_b32 v{V_KSTEP}, 7, v{V_KSTEP}",
+         f"v_mul_lo_u32 v{V_VMAX}, v{t}, s{S_VS + 2}",
+         f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{V_DG16}",
+         f"v_mov_b32 v{V_VSTEP}, s{S_VS + 2}",
+         f"v_lshlrev_b32 v{V_VSTEP}, 7, v{V_VSTEP}"]
+    for i in range(4):
+        b += [f"v_add_u32 v{t + 1}, {i}, v{V_KG4}",
+              f"v_mul_lo_u32 v{V_VOFF + i}, v{t + 1}, s{S_VS + 2}",
+              f"v_add_u32 v{V_VOFF + i}, v{V_VOFF + i}, v{V_DG16}"]
     return b
 
 
 def issue_loads():
-    """Global loads of the K and V rows of the key tile starting at key s_T0 into V_PF."""
+    """Global loads of the K and V rows of the next key tile into V_PF, then the offsets move
+    on by one key tile."""
     b = [
         "// K: row min(key0 + t/2, seqlen - 1), bytes 64 (t%2) .. +63",
-        f"v_add_u32 v{V_T + 8}, s{S_T0}, v{V_T2}",
-        f"v_min_u32 v{V_T + 8}, s{S_SEQM1}, v{V_T + 8}",
-        f"v_mul_lo_u32 v{V_T + 8}, v{V_T + 8}, s{S_KS + 2}",
-        f"v_add_u32 v{V_T + 8}, v{V_T + 8}, v{V_KPART}",
+        f"v_min_u32 v{V_T + 8}, v{V_KOFF}, v{V_KMAX}",
     ]
     for i in range(4):
         b.append(f"global_load_dwordx4 {vr(V_PF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}] offset:{16 * i}")
-    b.append("// V: keys key0 + 4(t%32) + i (clamped), dv 16(t/32) .. +15")
+    b.append("// V: rows min(key0 + 4(t%32) + i, seqlen - 1), dv 16(t/32) .. +15")
     for i in range(4):
-        b += [f"v_add_u32 v{V_T + 4 + i}, s{S_T0}, v{V_KG4}",
-              f"v_add_u32 v{V_T + 4 + i}, {i}, v{V_T + 4 + i}",
-              f"v_min_u32 v{V_T + 4 + i}, s{S_SEQM1}, v{V_T + 4 + i}",
-              f"v_mul_lo_u32 v{V_T + 4 + i}, v{V_T + 4 + i}, s{S_VS + 2}",
-              f"v_add_u32 v{V_T + 4 + i}, v{V_T + 4 + i}, v{V_DG16}",
+        b += [f"v_min_u32 v{V_T + 4 + i}, v{V_VOFF + i}, v{V_VMAX}",
               f"global_load_dwordx4 {vr(V_PF + 16 + 4 * i, 4)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
+    b.append(f"v_add_u32 v{V_KOFF}, v{V_KSTEP}, v{V_KOFF}")
+    b += [f"v_add_u32 v{V_VOFF + i}, v{V_VSTEP}, v{V_VOFF + i}" for i in range(4)]
     return b
 
 
@@ -341,8 +362,7 @@ def stage_kv():
     b = store_lds()
     b += [f"s_add_u32 s{S_T1}, s{S_KT}, 1",
           f"s_cmp_lt_u32 s{S_T1}, s{S_NKT}",
-          f"s_cbranch_scc0 {skip}",
-          f"s_lshl_b32 s{S_T0}, s{S_T1}, 7"]
+          f"s_cbranch_scc0 {skip}"]
     b += issue_loads()
     b += [f"{skip}:", "s_waitcnt lgkmcnt(0)", "s_barrier"]
     return b

@@ -60,6 +60,13 @@ TEST(Fp8AsmDispatch, RowOffsetsBeyond32BitsKeepTheBaseline) {
   FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
   p.k.stride[1] = (int64_t{1} << 16) + 16;  // (2^16 - 1) rows of 64 KiB + 16 B: past 2^32 bytes
   EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");
+  // K and V offsets run one 128-key tile past the last row before they are clamped.
+  p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
+  p.v.stride[1] = (int64_t{1} << 16) - 16;  // the last row fits 32 bits, 127 rows further do not
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");
+  p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
+  p.q.stride[1] = (int64_t{1} << 16) - 16;  // q rows are not advanced past the last one
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128");
   p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
   p.out.stride[1] = (int64_t{1} << 15) + 16;  // BF16 rows: past 2^32 bytes at the last row
   EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");

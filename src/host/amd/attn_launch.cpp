@@ -61,9 +61,12 @@ namespace {
 bool fits_32bit_offsets(const FwdProblem& p) {
   constexpr int64_t kLimit = int64_t{1} << 32;
   const int64_t last_row = p.seqlen - 1;
-  const View* rows[3] = {&p.q, &p.k, &p.v};
-  for (const View* v : rows)
-    if (v->stride[1] < 0 || last_row * v->stride[1] + 128 >= kLimit) return false;
+  // K and V row offsets advance a whole 128-key tile before they are clamped to the last row.
+  const int64_t last_kv_row = p.seqlen + 127;
+  if (p.q.stride[1] < 0 || last_row * p.q.stride[1] + 128 >= kLimit) return false;
+  const View* kv[2] = {&p.k, &p.v};
+  for (const View* v : kv)
+    if (v->stride[1] < 0 || last_kv_row * v->stride[1] + 128 >= kLimit) return false;
   if (p.out.stride[1] < 0 || 2 * (last_row * p.out.stride[1] + 128) >= kLimit) return false;
   const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
   for (const Descale* d : ds)
