@@ -950,12 +950,9 @@ void ValuExec::run() {
       // src0; 16: odd 16-lane rows of vdst with even rows of src0). Both registers are written.
       const uint32_t d = in.dst - operand::kVgpr0, s0 = in.src[0] - operand::kVgpr0;
       if (in.src[0] < operand::kVgpr0) x.fault("permlane swap source must be a VGPR");
-      // The CDNA4 pseudocode of both swaps moves every lane pair and never mentions EXEC, and
-      // no public source says what a partial EXEC does to a pair with one inactive lane: such
-      // a use is refused rather than given a guessed meaning.
-      if (exec != ~0ull)
-        x.fault(fmt::format("{} with a partial EXEC (0x{:016x}) is not modelled: the ISA does not define "
-                            "which lanes move", in.name, exec));
+      // EXEC is not applied: the CDNA4 pseudocode of both swaps moves every lane pair and never
+      // reads EXEC, and AMD's emulator rocjitsu states "EXEC mask is IGNORED" for them
+      // (amdisa/codegen/execute/vector_special.py, gen_vector_permlane_swap).
       x.hazard_check_read_vgpr(d, false, false);
       x.hazard_check_read_vgpr(s0, false, false);
       // gfx950: a VALU write of either VGPR needs 2 wait states before the permlane swap
@@ -980,10 +977,7 @@ void ValuExec::run() {
       valu_write_hazards(s0);
       uint32_t* dp = x.vdst(d);
       uint32_t* sp = x.vdst(s0);
-      // Lanes are exchanged pairwise; a pair moves when its destination-side lane is active.
-      for (int l = 0; l < kLanes; ++l) {
-        if ((exec >> l) & 1) { dp[l] = dv[l]; sp[l] = sv[l]; }
-      }
+      for (int l = 0; l < kLanes; ++l) { dp[l] = dv[l]; sp[l] = sv[l]; }
       w.valu_vgpr_write_clock[d] = w.valu_vgpr_write_clock[s0] = w.clock + 1;
       return;
     }

@@ -108,13 +108,20 @@ KERNEL_BEGIN k_permlane_swap
   s_waitcnt vmcnt(0)
 KERNEL_END k_permlane_swap
 
-// The same with only the low 32 lanes active: refused (undefined by the ISA).
+// The same with only the low 32 lanes active: EXEC is not applied, every pair moves.
 KERNEL_BEGIN k_permlane_swap_partial_exec
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
   v_mov_b32 v1, v0
   v_add_u32 v2, 100, v0
   s_mov_b32 exec_hi, 0
   s_nop 4
   v_permlane32_swap_b32 v1, v2
+  s_mov_b32 exec_hi, -1
+  STORE_V 0, v1
+  STORE_V 1, v2
+  s_waitcnt vmcnt(0)
 KERNEL_END k_permlane_swap_partial_exec
 
 // v_div_fmas_f32 after a VALU write of VCC: 4 wait states required. VCC = lanes below 32;
