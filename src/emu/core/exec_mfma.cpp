@@ -171,10 +171,11 @@ void execute_mfma(Executor& x) {
   const bool c_is_reg = in.src[2] >= operand::kVgpr0;
   const uint32_t c0 = c_is_reg ? mai_reg(in.src[2], in.acc_cd) : 0;
 
-  // An MFMA computes one matrix product across the wave's lanes; no public source (CDNA4 ISA
-  // guide, LLVM, the pseudocode "D = A * B + C") says what inactive lanes do to it, yet the
-  // hardware reads EXEC (LLVM GCNHazardRecognizer requires 4 wait states after a VALU write
-  // of EXEC). A partial EXEC is refused rather than given a guessed meaning.
+  // An MFMA computes one matrix product across the wave's lanes. The CDNA4 pseudocode ("D =
+  // A * B + C") and LLVM say nothing about inactive lanes; LLVM does require 4 wait states
+  // after a VALU write of EXEC; kernel code in AMD's libraries states that MFMAs ignore EXEC
+  // on CDNA3, which no AMD document confirms for CDNA4. A partial EXEC is refused, so that no
+  // kernel checked here depends on either reading.
   if (w.exec() != ~0ull)
     x.fault(fmt::format("{} with a partial EXEC (0x{:016x}) is not modelled: the ISA does not define the "
                         "matrix product with inactive lanes", in.name, w.exec()));
