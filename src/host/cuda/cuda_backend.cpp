@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host/backend.h"
+#include "host/cuda/balanced_jobs.h"
 #include "host/cuda/tensor_maps.h"
 #include "host/error.h"
 #include "host/job_table.h"
@@ -22,6 +23,11 @@ namespace zyfa {
 namespace {
 
 using cuda::FwdLaunch;
+
+// Work-balanced job tables (balanced_jobs.h); 0 selects the shared builder, for comparison.
+#ifndef ZYFA_CUDA_BALANCED_JOBS
+#define ZYFA_CUDA_BALANCED_JOBS 1
+#endif
 
 #define ZYFA_CUDA_TRY(expr)                              \
   do {                                                   \
@@ -237,10 +243,15 @@ class CudaBackend final : public Backend {
     params.grid = info.sm_count;
     params.num_xcds = 1;
     JobTable table;
-    if (!build_job_table(params, &table)) {
+#if ZYFA_CUDA_BALANCED_JOBS
+    const bool built = cuda::build_balanced_job_table(params, &table);
+#else
+    const bool built = build_job_table(params, &table);
+#endif
+    if (!built) {
       return fail(ZYFA_STATUS_NOT_SUPPORTED,
                   "backend = cuda: batch {} x heads {} x seqlen {} gives more query tiles than a job "
-                  "table indexes (2^32)",
+                  "table indexes",
                   p.batch, p.heads, p.seqlen);
     }
     void* dev = nullptr;

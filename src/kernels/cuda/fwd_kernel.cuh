@@ -1,5 +1,6 @@
 // Causal prefill attention forward for Hopper (sm_90a): one persistent CTA per SM walking
-// its slice of the paired-tile job table (src/host/job_table.h).
+// its slice of the job table (src/host/job_table.h; the cuda backend balances it by work,
+// src/host/cuda/balanced_jobs.h).
 //
 // A CTA has three warpgroups. Warpgroup 0 produces: one thread issues the bulk tensor copies
 // (TMA) of q, k and v tiles into shared memory, completing on mbarriers. For FP8, v arrives
@@ -8,7 +9,9 @@
 // 1 and 2 consume: each owns 64 of the 128 query rows of a tile and runs S = q kᵀ and
 // O += P v with wgmma, the softmax in registers in between. Within a consumer, the q kᵀ of
 // key block n+1 is issued before the P v of block n, so the tensor cores work while the
-// softmax of the next block waits for its scores.
+// softmax of the next block waits for its scores. FP8 at d_qk = 128 also writes the next P
+// into a second register buffer while the current P v runs, so that only the rescale of O
+// waits for it.
 //
 // Numerics: base-2 softmax with lazy rescaling (the running maximum is only moved when it grows
 // by more than kRescaleThreshold). BF16: P rounded to bf16, fp32 row sums. FP8: P rounded to
@@ -27,7 +30,35 @@
 #include "kernels/cuda/fwd_launch.h"
 #include "kernels/cuda/ptx.cuh"
 
-
+// Build knobs of the FP8 kernels, kept for measurement (docs/performance.md, tuning log).
+#ifndef ZYFA_CUDA_FP8_PINGPONG
+#define ZYFA_CUDA_FP8_PINGPONG 0
+#endif
+#ifndef ZYFA_CUDA_FP8_PRODUCER_REGS
+#define ZYFA_CUDA_FP8_PRODUCER_REGS 56
+#endif
+#ifndef ZYFA_CUDA_FP8_CONSUMER_REGS
+#define ZYFA_CUDA_FP8_CONSUMER_REGS 224
+#endif
+// 1: lean P of the next key block is computed and packed into a second P register buffer
+// before the wait for the current P v (0: after it, into the one buffer). The exponentials
+// only read the score registers: ptxas places a full wgmma wait before any write to an
+// accumulator register, so writing P in place into the scores (0) also waits for the P v.
+#ifndef ZYFA_CUDA_FP8_P_BEFORE_WAIT
+#define ZYFA_CUDA_FP8_P_BEFORE_WAIT 1
+#endif
+// 1: lean P keeps its per-row bias next to the running maximum (recomputed only when that
+// moves) and rounds with one add of 2^15 instead of a multiply-add with 1.5 * 2^23: the same
+// codes, fewer instructions and no per-block temporaries.
+#ifndef ZYFA_CUDA_FP8_LEAN_CARRY
+#define ZYFA_CUDA_FP8_LEAN_CARRY 1
+#endif
+// 1: wgmma descriptors of the lean-P kernel (FP8, d_qk = 128) derived from per-CTA base
+// descriptors by one add to the address field (measured: BF16 0.9% slower with it, so the other
+// kernels keep computing them in full).
+#ifndef ZYFA_CUDA_HOISTED_DESC
+#define ZYFA_CUDA_HOISTED_DESC 1
+#endif
 
 namespace zyfa::cuda {
 
@@ -59,10 +90,13 @@ struct FwdConfig {
   static constexpr int kThreads = 384;
   static constexpr float kRescaleThreshold = kFp8 ? 0.125f : (kDqk == 128 ? 0.5f : 8.0f);
   static constexpr bool kLeanP = kFp8 && kDqk == 128;
+  static constexpr bool kPBeforeWait = kLeanP && ZYFA_CUDA_FP8_P_BEFORE_WAIT;
+  static constexpr bool kLeanCarry = kLeanP && ZYFA_CUDA_FP8_LEAN_CARRY;
+  static constexpr bool kHoistDesc = kLeanP && ZYFA_CUDA_HOISTED_DESC;
   // The two consumer warpgroups take turns issuing their tensor-core work (named barriers) so
   // that one computes its softmax while the other's matrix products run. Measured on an H200
   // (docs/performance.md): neutral for BF16, 2% slower for FP8, whose softmax is short.
-  static constexpr bool kPingpong = !kFp8;
+  static constexpr bool kPingpong = !kFp8 || ZYFA_CUDA_FP8_PINGPONG;
   // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 instead of
   // 1, so values down to 2^-14 of it stay normal e4m3 (instead of 2^-6) and underflow starts
   // 8 binades lower. Hopper has no scaled MMA for the reference design's per-block scaling;
@@ -74,6 +108,7 @@ struct FwdConfig {
   // rows but rounds keys close to the maximum one code down, which dominates near-uniform
   // rows. Half of it was the best compromise measured (docs/performance.md, "FP8 numerics").
   static constexpr float kLeanOffset = -0.172f;
+  static constexpr float kLeanBias = 56.0f + 8.0f * kPShift + kLeanOffset;
 
   // Shared-memory layout (offsets from a 1024-byte-aligned base).
   static constexpr int kOffQ = 0;
@@ -238,19 +273,40 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 
   float s_acc[kAcc];
   float o_acc[kOAcc];
-  uint32_t p[kPRegs];
+  uint32_t p_a[kPRegs];
+  uint32_t p_b[Cfg::kPBeforeWait ? kPRegs : 1];  // second P buffer (kPBeforeWait only)
+
+  // Base descriptors (kHoistDesc): q of this warpgroup, and stage 0 of k, vᵀ (FP8) or v (BF16).
+  // Every other tile differs only in the 14-bit address field (bytes / 16), which never
+  // carries since shared-memory addresses stay below 2^18.
+  const uint64_t desc_q0 =
+      Cfg::kHoistDesc ? make_desc(base + Cfg::kOffQ + 64 * wg * Cfg::kRowBytes, 16, Cfg::kQkSbo, Cfg::kQkSwizzle) : 0;
+  const uint64_t desc_k0 = Cfg::kHoistDesc ? make_desc(base + Cfg::kOffK, 16, Cfg::kQkSbo, Cfg::kQkSwizzle) : 0;
+  const uint64_t desc_v0 = !Cfg::kHoistDesc ? 0
+                           : Cfg::kIsFp8    ? make_desc(base + Cfg::kOffVt, 16, 1024, 1)
+                                            : make_desc(base + Cfg::kOffV, Cfg::kBlockN * 128, 1024, 1);
+  auto desc_plus = [](uint64_t d, uint32_t units) -> uint64_t {
+    return (d & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(d) + units);
+  };
 
   auto issue_qk = [&](uint32_t k_stage) {
     const uint32_t q_base = base + Cfg::kOffQ + 64 * wg * Cfg::kRowBytes;
     const uint32_t k_base = base + Cfg::kOffK + k_stage * Cfg::kKBytes;
+    const uint32_t k_units = k_stage * (Cfg::kKBytes / 16);
     wgmma_fence();
 #pragma unroll
     for (int c = 0; c < Cfg::kQkChunks; ++c) {
 #pragma unroll
       for (int kk = 0; kk < Cfg::kChunk / Cfg::kKMmaK; ++kk) {
         const uint32_t off = kk * Cfg::kKMmaK * Cfg::kElem;
-        const uint64_t da = make_desc(q_base + c * Cfg::kQChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
-        const uint64_t db = make_desc(k_base + c * Cfg::kKChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
+        uint64_t da, db;
+        if constexpr (Cfg::kHoistDesc) {
+          da = desc_plus(desc_q0, (c * Cfg::kQChunkBytes + off) / 16);
+          db = desc_plus(desc_k0, k_units + (c * Cfg::kKChunkBytes + off) / 16);
+        } else {
+          da = make_desc(q_base + c * Cfg::kQChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
+          db = make_desc(k_base + c * Cfg::kKChunkBytes + off, 16, Cfg::kQkSbo, Cfg::kQkSwizzle);
+        }
         if constexpr (Cfg::kIsFp8) {
           wgmma_m64n128k32_e4m3_ss(s_acc, da, db, c + kk);  // the first one overwrites
         } else {
@@ -262,7 +318,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
     pin(s_acc);
   };
 
-  auto issue_pv = [&](uint32_t v_stage) {
+  auto issue_pv = [&](uint32_t v_stage, uint32_t(&p)[kPRegs]) {
     pin(o_acc);
     pin(p);
     wgmma_fence();
@@ -271,7 +327,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 #pragma unroll
       for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
         const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-        const uint64_t db = make_desc(vt_base + kk * 32, 16, 1024, 1);
+        const uint64_t db = Cfg::kHoistDesc ? desc_plus(desc_v0, v_stage * (Cfg::kVtBytes / 16) + kk * 2)
+                                            : make_desc(vt_base + kk * 32, 16, 1024, 1);
         wgmma_m64n136k32_e4m3_rs(o_acc, a, db);
       }
     } else {
@@ -281,7 +338,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
         // v chunk [128 keys][64 d] with 128-byte rows; 16 keys = 2048 bytes; the next 64 d
         // (the leading dimension of a transposed operand) is the next chunk.
-        const uint64_t db = make_desc(v_base + kk * 2048, Cfg::kBlockN * 128, 1024, 1);
+        const uint64_t db = Cfg::kHoistDesc
+                                ? desc_plus(desc_v0, v_stage * (Cfg::kVBytes / 16) + kk * 128)
+                                : make_desc(v_base + kk * 2048, Cfg::kBlockN * 128, 1024, 1);
         wgmma_m64n128k16_bf16_rs_tnspb(o_acc, a, db);
       }
     }
@@ -305,6 +364,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       const int q_row[2] = {tc.m * Cfg::kBlockM + row0, tc.m * Cfg::kBlockM + row0 + 8};
 
       float row_max[2] = {-INFINITY, -INFINITY};  // running maxima, log2 units
+      float lean_b[2] = {0.0f, 0.0f};             // kLeanCarry: lean P's bias of row_max
       float row_sum[2] = {0.0f, 0.0f};            // BF16 only: this thread's partial sums
 #pragma unroll
       for (int i = 0; i < kOAcc; ++i) o_acc[i] = 0.0f;
@@ -349,13 +409,17 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           if (m_new - row_max[r] > Cfg::kRescaleThreshold) {
             alpha[r] = row_max[r] == -INFINITY ? 0.0f : ex2(row_max[r] - m_new);
             row_max[r] = m_new;
+            if constexpr (Cfg::kLeanCarry) lean_b[r] = (Cfg::kLeanBias - 8.0f * m_new) * (1.0f / 256.0f);
           }
         }
-        if constexpr (Cfg::kLeanP) {
+        if constexpr (Cfg::kPBeforeWait) {
+          // Lean P follows separately (lean_p_pack), straight into P registers.
+        } else if constexpr (Cfg::kLeanP) {
           // The e4m3 code of 2^x is ~ 8x + 56 + kLeanOffset (see kLeanOffset).
           // Computed as code/256 with a saturating multiply-add (clamps below 0 on the FMA
-          // pipe instead of a max on the busier integer pipe), then moved to the low mantissa
-          // bits by a second multiply-add; codes stay below 122, so the upper clamp never acts.
+          // pipe instead of a max on the busier integer pipe), then rounded into the low
+          // mantissa bits by a second multiply-add (or an add, kLeanCarry); codes stay below
+          // 122, so the upper clamp never acts. lean_p_pack (kPBeforeWait) does the same.
           constexpr float kMagic = 12582912.0f;
           constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanOffset;
           const float a = scale * (8.0f / 256.0f);
@@ -365,7 +429,13 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           for (int j = 0; j < kAcc / 4; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              s_acc[4 * j + e] = fmaf(__saturatef(fmaf(s_acc[4 * j + e], a, b[e >> 1])), 256.0f, kMagic);
+              if constexpr (Cfg::kLeanCarry) {
+                // 2^15 has an ulp of 2^-8: the add rounds code/256 to a whole code (nearest
+                // even, as the multiply-add below), which lands in the low mantissa bits.
+                s_acc[4 * j + e] = __fadd_rn(__saturatef(fmaf(s_acc[4 * j + e], a, lean_b[e >> 1])), 32768.0f);
+              } else {
+                s_acc[4 * j + e] = fmaf(__saturatef(fmaf(s_acc[4 * j + e], a, b[e >> 1])), 256.0f, kMagic);
+              }
             }
           }
         } else {
@@ -400,8 +470,41 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         }
       };
 
+      // kPBeforeWait: lean P (as in softmax) straight from the scores into P registers. The
+      // scores are only read: a write to the accumulator registers of a wgmma makes ptxas wait
+      // for every wgmma group in flight, here the P v of the previous block, which this avoids.
+      auto lean_p_pack = [&](uint32_t(&p)[kPRegs]) {
+        constexpr float kMagic = 12582912.0f;
+        constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanOffset;
+        const float a = scale * (8.0f / 256.0f);
+        const float b[2] = {(kBias - 8.0f * row_max[0]) * (1.0f / 256.0f),
+                            (kBias - 8.0f * row_max[1]) * (1.0f / 256.0f)};
+#pragma unroll
+        for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {  // keys 0..15 and 16..31 of the 32-key step
+            const float* sh = s_acc + 16 * kk + 8 * h;
+            uint32_t c[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+              if constexpr (Cfg::kLeanCarry) {
+                c[i] = __float_as_uint(__fadd_rn(__saturatef(fmaf(sh[i], a, lean_b[(i & 3) >> 1])), 32768.0f));
+              } else {
+                c[i] = __float_as_uint(fmaf(__saturatef(fmaf(sh[i], a, b[(i & 3) >> 1])), 256.0f, kMagic));
+              }
+            }
+            const uint32_t r0 = prmt(c[0], c[1], 0x0040);
+            const uint32_t r0b = prmt(c[4], c[5], 0x0040);
+            const uint32_t r1 = prmt(c[2], c[3], 0x0040);
+            const uint32_t r1b = prmt(c[6], c[7], 0x0040);
+            p[4 * kk + 2 * h] = prmt(r0, r0b, 0x5410);
+            p[4 * kk + 2 * h + 1] = prmt(r1, r1b, 0x5410);
+          }
+        }
+      };
+
       // Probabilities (in s_acc) to the wgmma A-operand registers.
-      auto convert_p = [&]() {
+      auto convert_p = [&](uint32_t(&p)[kPRegs]) {
         if constexpr (Cfg::kIsFp8) {
 #pragma unroll
           for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
@@ -456,16 +559,20 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       {
         float alpha[2];
         softmax(n, true, alpha);
-        convert_p();
+        if constexpr (Cfg::kPBeforeWait) {
+          lean_p_pack(p_a);
+        } else {
+          convert_p(p_a);
+        }
       }
-      // Steady state: scores of block n-1 are computed while P of block n meets v.
-#pragma unroll 1
-      for (--n; n >= 0; --n) {
+      // One steady-state step: scores of block n are computed while P of block n+1 (in p_cur)
+      // meets v; P of block n goes to p_next (= p_cur unless kPBeforeWait).
+      auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs]) {
         mbar_wait(k_full + 8 * kr.index, kr.phase);
         mbar_wait(v_ready + 8 * vr.index, vr.phase);
         turn_begin();
         issue_qk(kr.index);
-        issue_pv(vr.index);
+        issue_pv(vr.index, p_cur);
         turn_end();
         wgmma_wait<1>();
         pin(s_acc);
@@ -474,21 +581,46 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         if (n == 0) mbar_arrive(q_empty);
         float alpha[2];
         softmax(n, false, alpha);
+        if constexpr (Cfg::kPBeforeWait) {
+          lean_p_pack(p_next);
+          pin(p_next);
+        }
         wgmma_wait<0>();
         pin(o_acc);
         mbar_arrive(v_empty + 8 * vr.index);
         vr.template advance<kStages>();
         rescale_o(alpha);
-        convert_p();
+        if constexpr (!Cfg::kPBeforeWait) convert_p(p_next);
+      };
+      auto last_pv = [&](uint32_t(&p_cur)[kPRegs]) {
+        mbar_wait(v_ready + 8 * vr.index, vr.phase);
+        turn_begin();
+        issue_pv(vr.index, p_cur);
+        turn_end();
+        wgmma_wait<0>();
+        pin(o_acc);
+        mbar_arrive(v_empty + 8 * vr.index);
+        vr.template advance<kStages>();
+      };
+      if constexpr (Cfg::kPBeforeWait) {
+        // Unrolled by two so that each P buffer keeps a fixed role (no run-time indexing).
+        --n;
+#pragma unroll 1
+        for (; n >= 1; n -= 2) {
+          step(n, p_a, p_b);
+          step(n - 1, p_b, p_a);
+        }
+        if (n == 0) {
+          step(0, p_a, p_b);
+          last_pv(p_b);
+        } else {
+          last_pv(p_a);
+        }
+      } else {
+#pragma unroll 1
+        for (--n; n >= 0; --n) step(n, p_a, p_a);
+        last_pv(p_a);
       }
-      mbar_wait(v_ready + 8 * vr.index, vr.phase);
-      turn_begin();
-      issue_pv(vr.index);
-      turn_end();
-      wgmma_wait<0>();
-      pin(o_acc);
-      mbar_arrive(v_empty + 8 * vr.index);
-      vr.template advance<kStages>();
 
       // Epilogue: normalize, write BF16 output and the natural-log LSE.
       float total[2];
@@ -560,10 +692,10 @@ __global__ void __launch_bounds__(384, 1)
   __syncthreads();
 
   if (threadIdx.x < 128) {
-    setmaxnreg_dec<Cfg::kIsFp8 ? 56 : 24>();
+    setmaxnreg_dec<Cfg::kIsFp8 ? ZYFA_CUDA_FP8_PRODUCER_REGS : 24>();
     fwd_producer<Cfg, kStages>(args, &tma_q, &tma_k, &tma_v, base);
   } else {
-    setmaxnreg_inc<Cfg::kIsFp8 ? 224 : 240>();
+    setmaxnreg_inc<Cfg::kIsFp8 ? ZYFA_CUDA_FP8_CONSUMER_REGS : 240>();
     fwd_consumer<Cfg, kStages>(args, base);
   }
 }
