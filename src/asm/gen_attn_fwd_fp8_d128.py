@@ -48,7 +48,8 @@ ARGS_SIZE = 272
 THREADS = 256
 TILE = 128            # query rows per tile (kAttnTileRows) and keys per key tile
 KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, banks staggered)
-VROW = 144            # LDS bytes per Vt row (one dv, 128 keys)
+VROW = 132            # LDS bytes per Vt row (one dv, 128 keys; 33 dwords: the 32 rows one operand
+                      # read touches fall in 32 different banks)
 VT_BASE = TILE * KROW
 LDS_BYTES = VT_BASE + 128 * VROW
 LEAN_BIAS = 56.5 + 4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977)  # fp8_model.h kLeanBias

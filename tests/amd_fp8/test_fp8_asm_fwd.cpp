@@ -24,46 +24,76 @@ namespace {
 // Kernel against bit-model. The model sums q.k in 8 fp32 partial sums, P.V and the row sum
 // sequentially, and divides; the kernel sums in MFMA order (each 32-wide K block exactly,
 // rounded once into fp32) and multiplies by a reciprocal. Those differences move scores by a
-// few fp32 ulps, which flips a lean-P code (trunc at an integer) for a few elements in 10^5,
-// and moves outputs across a BF16 rounding boundary now and then (one BF16 ulp, 2^-8
-// relative). Both are far below the FP8 P rounding (~1.8e-2 rel RMS against fp64): the
-// bound 1e-3 is 1/18 of it and 7x the largest difference seen (1.4e-4 rel RMS, >= 99.87% of
-// outputs bitwise equal), while the model with another numerics choice (exact P, no block
-// scaling, unrounded denominator) lands 8-26x beyond it (ModelComparisonCanFail below).
-constexpr double kModelRelRms = 1e-3;
-constexpr double kModelMaxAbs = 5e-3;      // times max |model output| (seen: 9.8e-4)
-constexpr double kModelLse = 2e-3;         // nats (seen: 4.3e-4, a lazy-rescale step taken on one side only)
-constexpr double kModelBitwiseEqual = 0.99;  // fraction of outputs bitwise equal (seen: >= 0.9987)
+// few fp32 ulps, which
+//   * flips a lean-P code (trunc at an integer) for a few elements in 10^5, and moves an output
+//     across a BF16 rounding boundary now and then (one BF16 ulp, 2^-8 relative): a row then
+//     differs by ~1e-4..1e-3 relative;
+//   * rarely (a few rows in 10^4) flips a lazy-rescale decision, when a tile's max exceeds the
+//     running max by almost exactly 0.125: from there on the row's P is computed against
+//     another max and rounded differently, so that row differs at the FP8 rounding level
+//     (~2e-2, LSE ~5e-3 nats), while every other row is untouched.
+// So the test is per row: a row agrees when it is within kRowAgree (and its LSE within
+// kLseAgree); at most 1% of rows (and at least one) may disagree, and those only at the FP8
+// rounding level (kRowMax, kLseMax). Over 41 seeds of this matrix: at most 2 disagreeing rows
+// (of 4000), at most 1 in 256; the worst row 1.9e-2 relative and 5.0e-3 nats. The model with another numerics choice (exact P, no block
+// scaling, unrounded denominator) disagrees in most rows (ModelComparisonCanFail below).
+constexpr double kRowAgree = 4e-3;       // relative L2 of a row (FP8 P rounding: ~2e-2)
+constexpr double kLseAgree = 1e-3;       // nats
+constexpr double kDisagreeRows = 0.01;   // fraction of rows allowed to disagree (rounded up)
+constexpr double kRowMax = 0.1;          // relative L2 of any row: a wrong row is off by ~1
+constexpr double kLseMax = 0.03;         // nats, any row
 
 struct Diff {
-  double rel_rms = 0, max_abs = 0, lse_max = 0;
+  int64_t rows = 0, disagree = 0;
+  double max_row_rel = 0, lse_max = 0, rel_rms = 0;
   double exact_fraction = 0;  // elements bitwise equal to the model
+  bool rows_ok() const {
+    return disagree <= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kDisagreeRows * rows))) &&
+           max_row_rel <= kRowMax && lse_max <= kLseMax;
+  }
   std::string summary() const {
-    char b[200];
-    std::snprintf(b, sizeof b, "vs model: rel_rms=%.3e max_abs=%.3e (x max|model|) lse_max=%.3e bitwise-equal=%.4f",
-                  rel_rms, max_abs, lse_max, exact_fraction);
+    char b[240];
+    std::snprintf(b, sizeof b,
+                  "vs model: %lld of %lld rows disagree, worst row %.3e, worst LSE %.3e nats, rel_rms=%.3e, "
+                  "bitwise-equal=%.4f", static_cast<long long>(disagree), static_cast<long long>(rows), max_row_rel,
+                  lse_max, rel_rms, exact_fraction);
     return b;
   }
 };
 
-Diff compare(const std::vector<uint16_t>& out, const std::vector<float>& lse, const model::ModelResult& m,
-             size_t n_out, size_t n_lse) {
+Diff compare(const AttnData& a, const std::vector<uint16_t>& out, const std::vector<float>& lse,
+             const model::ModelResult& m) {
+  const AttnConfig& c = a.cfg;
   Diff d;
-  double num = 0, den = 0, mmax = 0, dmax = 0;
+  double num_all = 0, den_all = 0;
   size_t equal = 0;
-  for (size_t i = 0; i < n_out; ++i) {
-    const double o = numerics::bf16_to_float(out[i]), r = numerics::bf16_to_float(m.out[i]);
-    num += (o - r) * (o - r);
-    den += r * r;
-    mmax = std::max(mmax, std::fabs(r));
-    dmax = std::max(dmax, std::fabs(o - r));
-    equal += out[i] == m.out[i];
-  }
-  d.rel_rms = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  d.max_abs = mmax > 0 ? dmax / mmax : dmax;
-  d.exact_fraction = n_out ? double(equal) / double(n_out) : 1.0;
-  for (size_t i = 0; i < n_lse; ++i) d.lse_max = std::max(d.lse_max, double(std::fabs(lse[i] - m.lse[i])));
-  if (std::isnan(d.rel_rms) || std::isnan(d.lse_max)) d.rel_rms = d.lse_max = INFINITY;
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t s = 0; s < c.seqlen; ++s) {
+        double num = 0, den = 0;
+        for (int64_t i = 0; i < c.d_v; ++i) {
+          const size_t at = static_cast<size_t>(a.out_offset(b, s, h, i));
+          const double o = numerics::bf16_to_float(out[at]), r = numerics::bf16_to_float(m.out[at]);
+          num += (o - r) * (o - r);
+          den += r * r;
+          equal += out[at] == m.out[at];
+        }
+        double row = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+        double lse_diff = 0;
+        if (c.lse) {
+          const size_t at = static_cast<size_t>((b * c.heads + h) * c.seqlen + s);
+          lse_diff = std::fabs(double(lse[at]) - double(m.lse[at]));
+        }
+        if (std::isnan(row) || std::isnan(lse_diff)) row = lse_diff = INFINITY;
+        ++d.rows;
+        d.disagree += row > kRowAgree || lse_diff > kLseAgree;
+        d.max_row_rel = std::max(d.max_row_rel, row);
+        d.lse_max = std::max(d.lse_max, lse_diff);
+        num_all += num;
+        den_all += den;
+      }
+  d.rel_rms = den_all > 0 ? std::sqrt(num_all / den_all) : std::sqrt(num_all);
+  d.exact_fraction = double(equal) / double(d.rows * c.d_v);
   return d;
 }
 
@@ -118,13 +148,10 @@ TEST_P(Fp8Asm, Emu) {
     if (i == 0) {
       const CheckResult r = check_output(a, ref, run.out.data(), c.lse ? run.lse.data() : nullptr);
       EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
-      const Diff d = compare(run.out, run.lse, m, a.out_count(), a.lse_count());
+      const Diff d = compare(a, run.out, run.lse, m);
       std::printf("%s: vs fp64: %s\n%s: %s\n", c.name().c_str(), r.summary().c_str(), c.name().c_str(),
                   d.summary().c_str());
-      EXPECT_LE(d.rel_rms, kModelRelRms) << c.name() << " seed " << c.seed << ": " << d.summary();
-      EXPECT_LE(d.max_abs, kModelMaxAbs) << c.name() << " seed " << c.seed << ": " << d.summary();
-      EXPECT_LE(d.lse_max, kModelLse) << c.name() << " seed " << c.seed << ": " << d.summary();
-      EXPECT_GE(d.exact_fraction, kModelBitwiseEqual) << c.name() << " seed " << c.seed << ": " << d.summary();
+      EXPECT_TRUE(d.rows_ok()) << c.name() << " seed " << c.seed << ": " << d.summary();
       first = std::move(run);
       continue;
     }
@@ -171,13 +198,14 @@ TEST(Fp8AsmModel, ModelComparisonCanFail) {
     const HostRun run = run_emu(a, 1);
     ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
     model::KernelModelOptions o = model::kernel_options(c);
-    const Diff same = compare(run.out, run.lse, model::run_kernel_model(a, o), a.out_count(), a.lse_count());
+    const Diff same = compare(a, run.out, run.lse, model::run_kernel_model(a, o));
     v.change(o);
-    const Diff other = compare(run.out, run.lse, model::run_kernel_model(a, o), a.out_count(), a.lse_count());
+    const Diff other = compare(a, run.out, run.lse, model::run_kernel_model(a, o));
     std::printf("%s seed %llu: kernel's choice %s; %s %s\n", c.name().c_str(), static_cast<unsigned long long>(c.seed),
                 same.summary().c_str(), v.name, other.summary().c_str());
-    EXPECT_LE(same.rel_rms, kModelRelRms) << v.name;
-    EXPECT_GT(other.rel_rms, kModelRelRms) << v.name << ": the comparison does not see this choice";
+    EXPECT_TRUE(same.rows_ok()) << v.name << ": " << same.summary();
+    EXPECT_FALSE(other.rows_ok()) << v.name << ": the comparison does not see this choice: " << other.summary();
+    EXPECT_GT(other.disagree, other.rows / 4) << v.name << ": " << other.summary();
   }
 }
 
