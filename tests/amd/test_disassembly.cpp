@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "host/amd/code_objects.h"
 
 namespace zyfa::amd {
@@ -24,7 +26,9 @@ std::string shell_quote(const std::string& s) {
 
 // The disassembly of each kernel symbol of one embedded code object.
 std::map<std::string, std::string> disassemble(const CodeObject& co) {
-  const std::string path = std::string(ZYFA_TEST_SCRATCH_DIR) + "/" + co.name + ".co";
+  // One file per process: ctest -j runs the cases of one code object side by side.
+  const std::string path =
+      std::string(ZYFA_TEST_SCRATCH_DIR) + "/" + co.name + "." + std::to_string(getpid()) + ".co";
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(co.data), co.size);
   std::string cmd;
   std::stringstream parts(ZYFA_TEST_OBJDUMP);
@@ -42,6 +46,7 @@ std::map<std::string, std::string> disassemble(const CodeObject& co) {
     else if (!current.empty()) out[current] += line;
   }
   EXPECT_EQ(0, pclose(pipe)) << cmd;
+  std::remove(path.c_str());
   return out;
 }
 
