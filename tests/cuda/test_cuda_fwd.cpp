@@ -9,50 +9,34 @@
 namespace zyfa::test {
 namespace {
 
-AttnConfig cfg(zyfa_dtype_t dt, int64_t dq, int64_t h, int64_t hk, int64_t s, Layout l = Layout::BSHD,
-               Inputs in = Inputs::GAUSSIAN, double std = 0.1, DescaleMode ds = DescaleMode::HOST,
-               int64_t b = 1, bool lse = true) {
-  AttnConfig c;
-  c.dtype = dt;
-  c.d_qk = dq;
-  c.d_v = 128;
-  c.heads = h;
-  c.heads_k = hk;
-  c.seqlen = s;
-  c.layout = l;
-  c.inputs = in;
-  c.std = std;
-  c.descale = ds;
-  c.batch = b;
-  c.lse = lse;
-  return c;
-}
-
 std::vector<AttnConfig> configs() {
+  using C = AttnConfig;
   std::vector<AttnConfig> v;
   for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
     // Sequence lengths around the 128-row tile edges, and long enough for many key blocks.
-    for (int64_t s : {1, 61, 127, 128, 129, 1000, 2048}) v.push_back(cfg(dt, 128, 8, 2, s));
-    v.push_back(cfg(dt, 192, 8, 2, 1000));
-    v.push_back(cfg(dt, 192, 2, 2, 67));
-    v.push_back(cfg(dt, 128, 3, 3, 300));  // MHA
-    v.push_back(cfg(dt, 128, 5, 1, 300));  // MQA
-    v.push_back(cfg(dt, 192, 4, 1, 257));
-    v.push_back(cfg(dt, 128, 4, 2, 300, Layout::BHSD));
-    v.push_back(cfg(dt, 192, 4, 2, 300, Layout::BHSD));
-    v.push_back(cfg(dt, 128, 4, 2, 300, Layout::PACKED_QKV));
-    v.push_back(cfg(dt, 128, 2, 1, 500, Layout::BSHD, Inputs::GAUSSIAN, 1.0));
-    v.push_back(cfg(dt, 128, 4, 2, 1000, Layout::BSHD, Inputs::REALISTIC));
-    v.push_back(cfg(dt, 192, 2, 1, 700, Layout::BSHD, Inputs::REALISTIC));
-    v.push_back(cfg(dt, 128, 4, 2, 333, Layout::BSHD, Inputs::GAUSSIAN, 0.1, DescaleMode::HOST, 3));
-    v.push_back(cfg(dt, 128, 2, 2, 200, Layout::BSHD, Inputs::GAUSSIAN, 0.1, DescaleMode::HOST, 1, false));
+    for (int64_t s : {1, 61, 127, 128, 129, 1000, 2048}) v.push_back(C::of(dt, 128, 8, 2, s));
+    v.push_back(C::of(dt, 192, 8, 2, 1000));
+    v.push_back(C::of(dt, 192, 2, 2, 67));
+    v.push_back(C::of(dt, 128, 3, 3, 300));  // MHA
+    v.push_back(C::of(dt, 128, 5, 1, 300));  // MQA
+    v.push_back(C::of(dt, 192, 4, 1, 257));
+    v.push_back(C::of(dt, 128, 4, 2, 300).with(Layout::BHSD));
+    v.push_back(C::of(dt, 192, 4, 2, 300).with(Layout::BHSD));
+    v.push_back(C::of(dt, 128, 4, 2, 300).with(Layout::PACKED_QKV));
+    v.push_back(C::of(dt, 128, 2, 1, 500).with(Inputs::GAUSSIAN, 1.0));
+    v.push_back(C::of(dt, 128, 4, 2, 1000).with(Inputs::REALISTIC));
+    v.push_back(C::of(dt, 192, 2, 1, 700).with(Inputs::REALISTIC));
+    v.push_back(C::of(dt, 128, 4, 2, 333).with_batch(3));
+    v.push_back(C::of(dt, 128, 2, 2, 200).without_lse());
   }
   const auto fp8 = ZYFA_DTYPE_FP8_E4M3;
-  v.push_back(cfg(fp8, 128, 4, 2, 397, Layout::BSHD, Inputs::GAUSSIAN, 0.1, DescaleMode::DEVICE_SCALAR, 2));
-  v.push_back(cfg(fp8, 128, 4, 2, 397, Layout::BSHD, Inputs::REALISTIC, 0.1, DescaleMode::DEVICE_PER_HEAD, 2));
-  v.push_back(cfg(fp8, 192, 6, 3, 271, Layout::BHSD, Inputs::GAUSSIAN, 1.0, DescaleMode::DEVICE_PER_HEAD, 3));
-  v.push_back(cfg(fp8, 128, 4, 1, 271, Layout::PACKED_QKV, Inputs::REALISTIC, 0.1, DescaleMode::DEVICE_PER_HEAD, 2));
-  AttnConfig scaled = cfg(ZYFA_DTYPE_BF16, 128, 2, 1, 300, Layout::BSHD, Inputs::GAUSSIAN, 1.0);
+  v.push_back(C::of(fp8, 128, 4, 2, 397).with(DescaleMode::DEVICE_SCALAR).with_batch(2));
+  v.push_back(C::of(fp8, 128, 4, 2, 397).with(Inputs::REALISTIC).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
+  v.push_back(C::of(fp8, 192, 6, 3, 271).with(Layout::BHSD).with(Inputs::GAUSSIAN, 1.0)
+                  .with(DescaleMode::DEVICE_PER_HEAD).with_batch(3));
+  v.push_back(C::of(fp8, 128, 4, 1, 271).with(Layout::PACKED_QKV).with(Inputs::REALISTIC)
+                  .with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
+  AttnConfig scaled = C::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300).with(Inputs::GAUSSIAN, 1.0);
   scaled.softmax_scale = 0.25f;
   v.push_back(scaled);
   return v;
