@@ -80,10 +80,12 @@ def main():
             if row["lds"] > LDS_LIMIT:
                 errors.append(f"{row['name']}: LDS {row['lds']} B > {LDS_LIMIT} B of a gfx950 CU")
 
-    header = f"{'kernel':<22} {'code object':<15} {'kernarg':>7} {'LDS':>7} {'VGPR':>5} {'AGPR':>5} {'SGPR':>5} {'scratch':>7} {'spills':>6} {'wg':>5}"
+    kw = max([len("kernel")] + [len(r["name"]) for r in rows])
+    cw = max([len("code object")] + [len(r["co"]) for r in rows])
+    header = f"{'kernel':<{kw}} {'code object':<{cw}} {'kernarg':>7} {'LDS':>7} {'VGPR':>5} {'AGPR':>5} {'SGPR':>5} {'scratch':>7} {'spills':>6} {'wg':>5}"
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['name']:<22} {r['co']:<15} {r['kernarg']:>7} {r['lds']:>7} {r['vgpr']:>5} {r['agpr']:>5} "
+        lines.append(f"{r['name']:<{kw}} {r['co']:<{cw}} {r['kernarg']:>7} {r['lds']:>7} {r['vgpr']:>5} {r['agpr']:>5} "
                      f"{r['sgpr']:>5} {r['scratch']:>7} {r['vgpr_spill'] + r['sgpr_spill']:>6} {r['wg']:>5}")
     lines.append("VGPR is the metadata's .vgpr_count: the unified register file per lane, AGPRs included;")
     lines.append("LDS and scratch in bytes; wg = max work-items per workgroup.")
