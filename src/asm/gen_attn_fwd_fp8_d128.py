@@ -658,8 +658,8 @@ def main():
     if len(sys.argv) == 2 and sys.argv[1] == "--stats":
         print_stats()
         return
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.exit(__doc__)  # usage: the one argument is the output .s path
     k = Kernel(name="attn_fwd_fp8_d128", body=body(), kernarg_size=ARGS_SIZE,
                workgroup_size=THREADS, next_free_vgpr=NEXT_VGPR, next_free_sgpr=NEXT_SGPR,
                lds_bytes=LDS_BYTES, agprs=AGPRS)

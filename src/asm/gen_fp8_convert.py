@@ -140,8 +140,8 @@ def body(elem_bytes: int):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        sys.exit(__doc__)  # usage: the one argument is the output .s path
     kernels = [
         Kernel(name=f"fp8_convert_{tag}", body=body(eb), kernarg_size=ARGS_SIZE,
                workgroup_size=THREADS, next_free_vgpr=11, next_free_sgpr=70,
