@@ -41,6 +41,15 @@ zyfa_status_t pick_backend(zyfa_handle_t handle, zyfa_backend_t requested, zyfa_
   return ZYFA_STATUS_SUCCESS;
 }
 
+// The common front of zyfa_fwd and zyfa_fwd_prepare: every field rule first (so a malformed
+// descriptor reads the same on every machine), then the backend the call runs on.
+zyfa_status_t resolve_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc, zyfa::FwdProblem* problem) {
+  if (handle == nullptr) return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "handle is NULL");
+  const zyfa_status_t status = zyfa::validate_fwd(desc, problem);
+  if (status != ZYFA_STATUS_SUCCESS) return status;
+  return pick_backend(handle, desc->backend, &problem->backend);
+}
+
 }  // namespace
 
 extern "C" {
@@ -103,50 +112,29 @@ ZYFA_API zyfa_status_t zyfa_backend_query(zyfa_handle_t handle, zyfa_backend_t b
 
 ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc) {
   return guarded([&] {
-    if (handle == nullptr) return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "handle is NULL");
-    zyfa_status_t status = zyfa::validate_fwd_header(desc);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
-    zyfa_backend_t kind;
-    // Field rules first, so a malformed descriptor reads the same on every machine.
     zyfa::FwdProblem problem;
-    status = zyfa::validate_fwd(desc, ZYFA_BACKEND_CPU, &problem);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
-    status = pick_backend(handle, desc->backend, &kind);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
-    problem.backend = kind;
-    return handle->backend(kind).fwd(problem);
+    const zyfa_status_t status = resolve_fwd(handle, desc, &problem);
+    return status != ZYFA_STATUS_SUCCESS ? status : handle->backend(problem.backend).fwd(problem);
   });
 }
 
 ZYFA_API zyfa_status_t zyfa_fwd_prepare(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc) {
   return guarded([&] {
-    if (handle == nullptr) return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "handle is NULL");
-    zyfa_status_t status = zyfa::validate_fwd_header(desc);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
     zyfa::FwdProblem problem;
-    status = zyfa::validate_fwd(desc, ZYFA_BACKEND_CPU, &problem);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
-    zyfa_backend_t kind;
-    status = pick_backend(handle, desc->backend, &kind);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
-    problem.backend = kind;
-    return handle->backend(kind).fwd_prepare(problem);
+    const zyfa_status_t status = resolve_fwd(handle, desc, &problem);
+    return status != ZYFA_STATUS_SUCCESS ? status : handle->backend(problem.backend).fwd_prepare(problem);
   });
 }
 
 ZYFA_API zyfa_status_t zyfa_fp8_quantize(zyfa_handle_t handle, const zyfa_quantize_desc_t* desc) {
   return guarded([&] {
     if (handle == nullptr) return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "handle is NULL");
-    zyfa_status_t status = zyfa::validate_quantize_header(desc);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
     zyfa::QuantizeProblem problem;
-    status = zyfa::validate_quantize(desc, ZYFA_BACKEND_CPU, &problem);
+    // Field rules first, so a malformed descriptor reads the same on every machine.
+    zyfa_status_t status = zyfa::validate_quantize(desc, &problem);
     if (status != ZYFA_STATUS_SUCCESS) return status;
-    zyfa_backend_t kind;
-    status = pick_backend(handle, desc->backend, &kind);
-    if (status != ZYFA_STATUS_SUCCESS) return status;
-    problem.backend = kind;
-    return handle->backend(kind).fp8_quantize(problem);
+    status = pick_backend(handle, desc->backend, &problem.backend);
+    return status != ZYFA_STATUS_SUCCESS ? status : handle->backend(problem.backend).fp8_quantize(problem);
   });
 }
 

@@ -145,7 +145,8 @@ View view_of(const zyfa_tensor_t& t) {
 
 }  // namespace
 
-zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc) {
+// Descriptor-level checks (NULL, struct_size, backend enum) before any field.
+static zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc) {
   if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
   if (desc->struct_size != sizeof(zyfa_fwd_desc_t))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
@@ -158,7 +159,7 @@ zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc) {
   return ZYFA_STATUS_SUCCESS;
 }
 
-zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, zyfa_backend_t backend, FwdProblem* p) {
+zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
   ZYFA_TRY(validate_fwd_header(desc));
   const zyfa_fwd_desc_t& d = *desc;
   if (d.causal == 0)
@@ -249,7 +250,6 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, zyfa_backend_t backend, 
   ZYFA_TRY(check_descale("k_descale", d.k_descale, fp8, &p->k_descale));
   ZYFA_TRY(check_descale("v_descale", d.v_descale, fp8, &p->v_descale));
 
-  p->backend = backend;
   p->in_dtype = d.q.dtype;
   p->batch = B;
   p->seqlen = S;
@@ -267,7 +267,7 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, zyfa_backend_t backend, 
   return ZYFA_STATUS_SUCCESS;
 }
 
-zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc) {
+static zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc) {
   if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
   if (desc->struct_size != sizeof(zyfa_quantize_desc_t))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
@@ -280,8 +280,7 @@ zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc) {
   return ZYFA_STATUS_SUCCESS;
 }
 
-zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, zyfa_backend_t backend,
-                                QuantizeProblem* p) {
+zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProblem* p) {
   ZYFA_TRY(validate_quantize_header(desc));
   const zyfa_quantize_desc_t& d = *desc;
   ZYFA_TRY(check_tensor("src", d.src));
@@ -311,7 +310,6 @@ zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, zyfa_backend_t
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->descale = {}: overlaps src or dst",
                 static_cast<void*>(d.descale));
 
-  p->backend = backend;
   p->src_dtype = d.src.dtype;
   std::memcpy(p->shape, d.src.shape, sizeof p->shape);
   p->src = view_of(d.src);

@@ -48,7 +48,8 @@ TEST_P(Fp8HipFallback, Emu) {
   zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
   d.backend = ZYFA_BACKEND_EMU;
   FwdProblem p;
-  ASSERT_EQ(validate_fwd(&d, ZYFA_BACKEND_EMU, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  p.backend = ZYFA_BACKEND_EMU;
+  ASSERT_EQ(validate_fwd(&d, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
   auto device = std::make_unique<FallbackDevice>();
   FallbackDevice* dev = device.get();
   auto backend = amd::make_amd_backend(std::move(device), ZYFA_BACKEND_EMU);

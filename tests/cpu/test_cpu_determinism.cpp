@@ -27,7 +27,8 @@ void expect_thread_count_independent(AttnConfig c) {
     zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
     d.backend = ZYFA_BACKEND_CPU;
     FwdProblem p;
-    ASSERT_EQ(validate_fwd(&d, ZYFA_BACKEND_CPU, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    p.backend = ZYFA_BACKEND_CPU;
+    ASSERT_EQ(validate_fwd(&d, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
     cpu::attention_fwd(p, threads);
     EXPECT_EQ(std::memcmp(out.data(), first.out.data(), out.size() * 2), 0)
         << threads << " threads differ from the default";

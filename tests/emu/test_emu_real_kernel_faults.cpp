@@ -80,7 +80,8 @@ Outcome run_patched(const AttnConfig& c, const Patch& patch) {
   zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
   d.backend = ZYFA_BACKEND_EMU;
   FwdProblem p;
-  if (validate_fwd(&d, ZYFA_BACKEND_EMU, &p) != ZYFA_STATUS_SUCCESS) return {ZYFA_STATUS_INVALID_ARGUMENT, zyfa_last_error()};
+  p.backend = ZYFA_BACKEND_EMU;
+  if (validate_fwd(&d, &p) != ZYFA_STATUS_SUCCESS) return {ZYFA_STATUS_INVALID_ARGUMENT, zyfa_last_error()};
   auto backend = amd::make_amd_backend(std::make_unique<PatchingDevice>(patch), ZYFA_BACKEND_EMU);
   const zyfa_status_t s = backend->fwd(p);
   return {s, s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error()};
@@ -112,7 +113,8 @@ std::string launched_kernel(const KernelCase& kc) {
   zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
   d.backend = ZYFA_BACKEND_EMU;
   FwdProblem p;
-  if (validate_fwd(&d, ZYFA_BACKEND_EMU, &p) != ZYFA_STATUS_SUCCESS)
+  p.backend = ZYFA_BACKEND_EMU;
+  if (validate_fwd(&d, &p) != ZYFA_STATUS_SUCCESS)
     throw std::runtime_error(std::string("invalid configuration: ") + zyfa_last_error());
   return amd::attn_kernel_name(p);
 }
@@ -253,7 +255,8 @@ TEST(RealKernelNop, ShortenedNopBeforeMfmaReadIsCaught) {
     zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
     d.backend = ZYFA_BACKEND_EMU;
     FwdProblem p;
-    ASSERT_EQ(validate_fwd(&d, ZYFA_BACKEND_EMU, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    p.backend = ZYFA_BACKEND_EMU;
+    ASSERT_EQ(validate_fwd(&d, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
     auto backend = amd::make_amd_backend(std::make_unique<MultiPatchingDevice>(co.name, patch), ZYFA_BACKEND_EMU);
     const zyfa_status_t s = backend->fwd(p);
     const std::string msg = s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error();
