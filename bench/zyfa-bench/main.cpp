@@ -45,6 +45,7 @@ struct Options {
   int64_t heads = 0;  // 0: max(32, 262144 / S) on cuda/hip, 2 on cpu/emu
   int warmup = 500, iters = 100, runs = 3;
   double idle_s = 2.0;
+  float input_std = 0.1f;  // standard deviation of the Gaussian q, k, v
   bool cudnn = true;
   bool check = false;
   std::string json;
@@ -54,7 +55,7 @@ struct Options {
   std::fprintf(stderr,
                "%s\nusage: zyfa-bench [--backend cuda|cpu|emu|hip] [--dtype bf16,fp8] [--d 128,192]\n"
                "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
-               "  [--runs N] [--idle SECONDS] [--no-cudnn] [--check] [--json FILE]\n",
+               "  [--runs N] [--idle SECONDS] [--input-std X] [--no-cudnn] [--check] [--json FILE]\n",
                msg);
   std::exit(2);
 }
@@ -106,6 +107,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--iters") o.iters = std::stoi(next());
     else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--idle") o.idle_s = std::stod(next());
+    else if (a == "--input-std") o.input_std = std::stof(next());
     else if (a == "--no-cudnn") o.cudnn = false;
     else if (a == "--check") o.check = true;
     else if (a == "--json") o.json = next();
@@ -117,6 +119,7 @@ Options parse(int argc, char** argv) {
     o.seqlens = gpu ? std::vector<int64_t>{2048, 4096, 8192, 16384, 32768} : std::vector<int64_t>{128, 256, 512};
   }
   if (o.iters < 1 || o.runs < 1 || o.warmup < 0) usage("--iters and --runs must be >= 1, --warmup >= 0");
+  if (!(o.input_std > 0.0f && o.input_std < 1e3f)) usage("--input-std must be in (0, 1000)");
   return o;
 }
 
@@ -225,7 +228,7 @@ uint16_t to_bf16(float f) {
 
 bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const Options& o, Result* res) {
   std::mt19937_64 rng(0x5eed ^ static_cast<uint64_t>(c.seqlen));
-  std::normal_distribution<float> dist(0.0f, 0.1f);
+  std::normal_distribution<float> dist(0.0f, o.input_std);
   auto gaussian = [&](int64_t n) {
     std::vector<float> v(n);
     for (auto& x : v) x = dist(rng);
@@ -327,7 +330,7 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
     std::fprintf(stderr, "%s: device allocation failed\n", c.name().c_str());
     return false;
   }
-  // Gaussian inputs (std 0.1); FP8 through zyfa_fp8_quantize (power-of-two descales on device).
+  // Gaussian inputs (std 0.1 unless --input-std); FP8 through zyfa_fp8_quantize (power-of-two descales on device).
   void* bufs[3] = {q, k, v};
   const int64_t counts[3] = {nq, nk, nv};
   const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
@@ -336,10 +339,10 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
   for (int t = 0; t < 3; ++t) {
     const uint64_t seed = 0x9e3779b97f4a7c15ull * (t + 1) ^ static_cast<uint64_t>(c.seqlen * 131 + c.heads);
     if (!fp8) {
-      BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(bufs[t]), counts[t], seed, 0.1f, stream));
+      BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(bufs[t]), counts[t], seed, o.input_std, stream));
       continue;
     }
-    BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(staging), counts[t], seed, 0.1f, stream));
+    BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(staging), counts[t], seed, o.input_std, stream));
     zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
     qd.src = zyfa_tensor_bshd(staging, ZYFA_DTYPE_BF16, c.batch, c.seqlen, heads[t], dims[t]);
     qd.dst = zyfa_tensor_bshd(bufs[t], ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, heads[t], dims[t]);
@@ -432,8 +435,8 @@ void write_json(const Options& o, const std::vector<Result>& results, const std:
   }
   fmt::print(f, "{{\n  \"device\": \"{}\",\n  \"cudnn\": \"{}\",\n  \"zyfa\": \"{}\",\n", device, cudnn_ver,
              ZYFA_VERSION_STRING);
-  fmt::print(f, "  \"protocol\": {{\"warmup\": {}, \"iters\": {}, \"runs\": {}, \"idle_s\": {}}},\n", o.warmup,
-             o.iters, o.runs, o.idle_s);
+  fmt::print(f, "  \"protocol\": {{\"warmup\": {}, \"iters\": {}, \"runs\": {}, \"idle_s\": {}, \"input_std\": {}}},\n",
+             o.warmup, o.iters, o.runs, o.idle_s, o.input_std);
   fmt::print(f, "  \"results\": [\n");
   bool first = true;
   for (const Result& r : results) {
@@ -490,9 +493,10 @@ int main_impl(int argc, char** argv) {
     std::fprintf(stderr, "--backend hip: this zyfa-bench was built without the HIP runtime for device buffers\n");
     return 1;
   }
-  std::printf("device: %s%s\nprotocol: %d warm-up calls, %d runs x %d calls, rotated order, idle %.1f s before S >= 16K\n",
+  std::printf("device: %s%s\nprotocol: %d warm-up calls, %d runs x %d calls, rotated order, idle %.1f s before S >= 16K, "
+              "Gaussian inputs std %g\n",
               device.c_str(), cudnn_ver.empty() ? "" : (", cuDNN " + cudnn_ver).c_str(), o.warmup, o.runs,
-              o.iters, o.idle_s);
+              o.iters, o.idle_s, static_cast<double>(o.input_std));
   std::vector<Result> results;
   bool all_ok = true;
   for (const Config& c : configs(o)) {

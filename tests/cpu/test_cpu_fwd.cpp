@@ -24,6 +24,7 @@ std::vector<AttnConfig> configs() {
     v.push_back(C::of(dt, 128, 2, 1, 131).with(Inputs::GAUSSIAN, 1.0));
     v.push_back(C::of(dt, 128, 4, 2, 1000).with(Inputs::REALISTIC));
     v.push_back(C::of(dt, 192, 2, 1, 300).with(Inputs::REALISTIC));
+    v.push_back(C::of(dt, 128, 2, 1, 400).with(Inputs::RISING));
     v.push_back(C::of(dt, 128, 4, 2, 73).with_batch(3));
     v.push_back(C::of(dt, 128, 2, 2, 50).without_lse());
   }

@@ -25,6 +25,9 @@ std::vector<AttnConfig> configs() {
   v.push_back(C::of(ZYFA_DTYPE_BF16, 128, 8, 2, 1000));
   v.push_back(C::of(ZYFA_DTYPE_FP8_E4M3, 128, 8, 2, 1000));
   v.push_back(C::of(ZYFA_DTYPE_FP8_E4M3, 192, 2, 1, 300).with(Inputs::REALISTIC));
+  // A new row maximum in every key block (the rescaling path of every block).
+  v.push_back(C::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300).with(Inputs::RISING));
+  v.push_back(C::of(ZYFA_DTYPE_FP8_E4M3, 128, 2, 1, 300).with(Inputs::RISING));
   const auto fp8 = ZYFA_DTYPE_FP8_E4M3;
   v.push_back(C::of(fp8, 128, 4, 2, 37).with(DescaleMode::DEVICE_SCALAR));
   v.push_back(C::of(fp8, 128, 4, 2, 37).with(Layout::BHSD).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));

@@ -39,7 +39,9 @@ Tolerance kernel_tolerance(const AttnConfig& c) {
       t.rel_rms = 2.5e-2;
       t.lse_abs = 0.15;
     } else {
-      t.rel_rms = c.std <= 0.1 ? 3e-2 : 4e-2;
+      // Peaked rows (std 1, or RISING, where a few keys hold most of each row) keep the
+      // relative error of their top probabilities instead of averaging it over many keys.
+      t.rel_rms = c.std <= 0.1 && c.inputs != Inputs::RISING ? 3e-2 : 4e-2;
       t.lse_abs = lean_p ? 0.15 : 0.1;
     }
   }

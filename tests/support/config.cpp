@@ -20,7 +20,14 @@ const char* to_string(Layout l) {
   return "?";
 }
 
-const char* to_string(Inputs i) { return i == Inputs::GAUSSIAN ? "Gauss" : "Real"; }
+const char* to_string(Inputs i) {
+  switch (i) {
+    case Inputs::GAUSSIAN: return "Gauss";
+    case Inputs::REALISTIC: return "Real";
+    case Inputs::RISING: return "Rising";
+  }
+  return "?";
+}
 
 const char* to_string(DescaleMode d) {
   switch (d) {
@@ -46,6 +53,8 @@ std::string AttnConfig::name() const {
   if (layout != Layout::BSHD) n += std::string("_") + to_string(layout);
   if (inputs == Inputs::REALISTIC) {
     n += "_Real";
+  } else if (inputs == Inputs::RISING) {
+    n += "_Rising";
   } else if (std != 0.1) {
     n += std == 1.0 ? std::string("_Std1") : fmt::format("_Std{}", static_cast<int>(std * 1000));
   }

@@ -68,9 +68,20 @@ Generated generate(const AttnConfig& c) {
   std::normal_distribution<double> n01(0.0, 1.0);
   const int64_t B = c.batch, S = c.seqlen, H = c.heads, Hk = c.heads_k;
   Generated g{Values(B * S * H * c.d_qk), Values(B * S * Hk * c.d_qk), Values(B * S * Hk * c.d_v)};
-  if (c.inputs == Inputs::GAUSSIAN) {
+  if (c.inputs == Inputs::GAUSSIAN || c.inputs == Inputs::RISING) {
     for (auto* t : {&g.q, &g.k, &g.v}) {
       for (double& x : *t) x = c.std * n01(rng);
+    }
+    if (c.inputs == Inputs::RISING) {
+      // Channel 0: q holds 1, key s holds a ramp, so score(i, s) gains (S - 1 - s) / 32 binades
+      // (at the default softmax scale 1/sqrt(d_qk)).
+      const double per_key = std::log(2.0) / 32.0 * std::sqrt(static_cast<double>(c.d_qk));
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t s = 0; s < S; ++s) {
+          for (int64_t h = 0; h < H; ++h) g.q[((b * S + s) * H + h) * c.d_qk] = 1.0;
+          for (int64_t h = 0; h < Hk; ++h) g.k[((b * S + s) * Hk + h) * c.d_qk] = per_key * static_cast<double>(S - 1 - s);
+        }
+      }
     }
     return g;
   }

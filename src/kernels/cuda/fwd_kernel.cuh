@@ -17,7 +17,10 @@
 // by more than kRescaleThreshold). BF16: P rounded to bf16, fp32 row sums. FP8: P rounded to
 // e4m3 (lean P at d_qk = 128: the e4m3 code of 2^x from one multiply-add; exact exp2 and
 // conversion at d_qk = 192); the denominator is the sum of the same rounded P, computed by
-// the tensor cores through eight extra rows of ones appended to vᵀ.
+// the tensor cores through eight extra rows of ones appended to vᵀ and moved into fp32
+// registers after every key block. Lean P runs first against the reference maximum it has;
+// the row maxima are only computed (and the reference moved) for a key block whose codes
+// would leave the e4m3 range.
 #pragma once
 
 #include <cuda.h>
@@ -52,6 +55,29 @@
 // codes, fewer instructions and no per-block temporaries.
 #ifndef ZYFA_CUDA_FP8_LEAN_CARRY
 #define ZYFA_CUDA_FP8_LEAN_CARRY 1
+#endif
+// 1: lean P writes code * 2^-24 (saturating multiply-add) and rounds it to a whole code with
+// the f16 conversion: 2^-24 is the step of the f16 subnormals, so a pair of codes lands in the
+// low bytes of the two halves, which one byte permute per four keys gathers. The same codes as
+// the add of 2^15 (both round the same float, scaled by a power of two, to nearest even), in
+// 7 instructions per four keys instead of 11.
+#ifndef ZYFA_CUDA_FP8_F16_PACK
+#define ZYFA_CUDA_FP8_F16_PACK 1
+#endif
+// 1: lean P (with ZYFA_CUDA_FP8_F16_PACK) first runs against the reference maximum it already
+// has, and the row maxima are only computed when a code came out above 126 (the largest finite
+// e4m3): the reference then trails the maximum by up to 0.83 binades, which the 2^8 shift
+// (kPShift) leaves room for. The codes' check takes 16 three-input integer max instructions
+// per key block instead of the 66 float max of the row maxima.
+#ifndef ZYFA_CUDA_FP8_STALE_MAX
+#define ZYFA_CUDA_FP8_STALE_MAX 1
+#endif
+// 1: FP8 row sums leave the tensor cores' accumulator after every key block: the ones-row
+// columns are added into fp32 registers and zeroed. Kept in the accumulator over a long row,
+// the sum loses precision (the FP8 wgmma accumulates with fewer bits than fp32; at S = 32K
+// that dominated the output error, docs/performance.md).
+#ifndef ZYFA_CUDA_FP8_SUM_FLUSH
+#define ZYFA_CUDA_FP8_SUM_FLUSH 1
 #endif
 // 1: wgmma descriptors of the lean-P kernel (FP8, d_qk = 128) derived from per-CTA base
 // descriptors by one add to the address field (measured: BF16 0.9% slower with it, so the other
@@ -93,6 +119,9 @@ struct FwdConfig {
   static constexpr bool kPBeforeWait = kLeanP && ZYFA_CUDA_FP8_P_BEFORE_WAIT;
   static constexpr bool kLeanCarry = kLeanP && ZYFA_CUDA_FP8_LEAN_CARRY;
   static constexpr bool kHoistDesc = kLeanP && ZYFA_CUDA_HOISTED_DESC;
+  static constexpr bool kF16Pack = kPBeforeWait && kLeanCarry && ZYFA_CUDA_FP8_F16_PACK;
+  static constexpr bool kSumFlush = kFp8 && ZYFA_CUDA_FP8_SUM_FLUSH;
+  static constexpr bool kStaleMax = kF16Pack && ZYFA_CUDA_FP8_STALE_MAX;
   // The two consumer warpgroups take turns issuing their tensor-core work (named barriers) so
   // that one computes its softmax while the other's matrix products run. Measured on an H200
   // (docs/performance.md): neutral for BF16, 2% slower for FP8, whose softmax is short.
@@ -365,7 +394,10 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 
       float row_max[2] = {-INFINITY, -INFINITY};  // running maxima, log2 units
       float lean_b[2] = {0.0f, 0.0f};             // kLeanCarry: lean P's bias of row_max
-      float row_sum[2] = {0.0f, 0.0f};            // BF16 only: this thread's partial sums
+      // Lean P's unit (kLeanCarry): the multiply-add writes code * kLeanUnit.
+      constexpr float kLeanUnit = Cfg::kF16Pack ? 0x1p-24f : 0x1p-8f;
+      float row_sum[2] = {0.0f, 0.0f};            // BF16: this thread's partial sums;
+                                                  // FP8 (kSumFlush): the flushed row sums
 #pragma unroll
       for (int i = 0; i < kOAcc; ++i) o_acc[i] = 0.0f;
 
@@ -409,7 +441,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           if (m_new - row_max[r] > Cfg::kRescaleThreshold) {
             alpha[r] = row_max[r] == -INFINITY ? 0.0f : ex2(row_max[r] - m_new);
             row_max[r] = m_new;
-            if constexpr (Cfg::kLeanCarry) lean_b[r] = (Cfg::kLeanBias - 8.0f * m_new) * (1.0f / 256.0f);
+            if constexpr (Cfg::kLeanCarry) lean_b[r] = (Cfg::kLeanBias - 8.0f * m_new) * kLeanUnit;
           }
         }
         if constexpr (Cfg::kPBeforeWait) {
@@ -459,7 +491,21 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       };
 
       auto rescale_o = [&](const float (&alpha)[2]) {
+        if constexpr (Cfg::kSumFlush) {
+          // The finished P v holds one key block's row sums in column 128 (rows row0, row0 + 8):
+          // into fp32 registers, and the accumulator restarts from zero. The zero is written
+          // in place by an asm statement: a plain assignment made ptxas serialize every wgmma
+          // of the loop (C7511, "insufficient register resources for the wgmma pipeline").
+          row_sum[0] += o_acc[Cfg::kDv / 2];
+          row_sum[1] += o_acc[Cfg::kDv / 2 + 2];
+          asm volatile("mov.b32 %0, 0;" : "+f"(o_acc[Cfg::kDv / 2]));
+          asm volatile("mov.b32 %0, 0;" : "+f"(o_acc[Cfg::kDv / 2 + 2]));
+        }
         if (__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+          if constexpr (Cfg::kSumFlush) {
+            row_sum[0] *= alpha[0];
+            row_sum[1] *= alpha[1];
+          }
 #pragma unroll
           for (int j = 0; j < kOAcc / 4; ++j) {
             o_acc[4 * j] *= alpha[0];
@@ -473,7 +519,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // kPBeforeWait: lean P (as in softmax) straight from the scores into P registers. The
       // scores are only read: a write to the accumulator registers of a wgmma makes ptxas wait
       // for every wgmma group in flight, here the P v of the previous block, which this avoids.
-      auto lean_p_pack = [&](uint32_t(&p)[kPRegs]) {
+      // Returns (kF16Pack) the largest code of each 16-bit half's position, over all keys.
+      auto lean_p_pack = [&](uint32_t(&p)[kPRegs]) -> uint32_t {
+        uint32_t code_max = 0;
         constexpr float kMagic = 12582912.0f;
         constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanOffset;
         const float a = scale * (8.0f / 256.0f);
@@ -484,23 +532,41 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 #pragma unroll
           for (int h = 0; h < 2; ++h) {  // keys 0..15 and 16..31 of the 32-key step
             const float* sh = s_acc + 16 * kk + 8 * h;
-            uint32_t c[8];
+            if constexpr (Cfg::kF16Pack) {
+              const float af = scale * (8.0f * 0x1p-24f);
+              float t[8];
 #pragma unroll
-            for (int i = 0; i < 8; ++i) {
-              if constexpr (Cfg::kLeanCarry) {
-                c[i] = __float_as_uint(__fadd_rn(__saturatef(fmaf(sh[i], a, lean_b[(i & 3) >> 1])), 32768.0f));
-              } else {
-                c[i] = __float_as_uint(fmaf(__saturatef(fmaf(sh[i], a, b[(i & 3) >> 1])), 256.0f, kMagic));
+              for (int i = 0; i < 8; ++i) t[i] = __saturatef(fmaf(sh[i], af, lean_b[(i & 3) >> 1]));
+              // Halves [c0 c1], [c4 c5], [c2 c3], [c6 c7]; each code in its half's low byte.
+              const uint32_t h01 = pack_f16(t[0], t[1]);
+              const uint32_t h45 = pack_f16(t[4], t[5]);
+              const uint32_t h23 = pack_f16(t[2], t[3]);
+              const uint32_t h67 = pack_f16(t[6], t[7]);
+              p[4 * kk + 2 * h] = prmt(h01, h45, 0x6420);
+              p[4 * kk + 2 * h + 1] = prmt(h23, h67, 0x6420);
+              if constexpr (Cfg::kStaleMax) {
+                code_max = __vimax3_u16x2(code_max, __vimax3_u16x2(h01, h45, h23), h67);
               }
+            } else {
+              uint32_t c[8];
+#pragma unroll
+              for (int i = 0; i < 8; ++i) {
+                if constexpr (Cfg::kLeanCarry) {
+                  c[i] = __float_as_uint(__fadd_rn(__saturatef(fmaf(sh[i], a, lean_b[(i & 3) >> 1])), 32768.0f));
+                } else {
+                  c[i] = __float_as_uint(fmaf(__saturatef(fmaf(sh[i], a, b[(i & 3) >> 1])), 256.0f, kMagic));
+                }
+              }
+              const uint32_t r0 = prmt(c[0], c[1], 0x0040);
+              const uint32_t r0b = prmt(c[4], c[5], 0x0040);
+              const uint32_t r1 = prmt(c[2], c[3], 0x0040);
+              const uint32_t r1b = prmt(c[6], c[7], 0x0040);
+              p[4 * kk + 2 * h] = prmt(r0, r0b, 0x5410);
+              p[4 * kk + 2 * h + 1] = prmt(r1, r1b, 0x5410);
             }
-            const uint32_t r0 = prmt(c[0], c[1], 0x0040);
-            const uint32_t r0b = prmt(c[4], c[5], 0x0040);
-            const uint32_t r1 = prmt(c[2], c[3], 0x0040);
-            const uint32_t r1b = prmt(c[6], c[7], 0x0040);
-            p[4 * kk + 2 * h] = prmt(r0, r0b, 0x5410);
-            p[4 * kk + 2 * h + 1] = prmt(r1, r1b, 0x5410);
           }
         }
+        return code_max;
       };
 
       // Probabilities (in s_acc) to the wgmma A-operand registers.
@@ -579,11 +645,22 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         mbar_arrive(k_empty + 8 * kr.index);
         kr.template advance<kStages>();
         if (n == 0) mbar_arrive(q_empty);
-        float alpha[2];
-        softmax(n, false, alpha);
-        if constexpr (Cfg::kPBeforeWait) {
-          lean_p_pack(p_next);
+        float alpha[2] = {1.0f, 1.0f};
+        if constexpr (Cfg::kStaleMax) {
+          // Codes above 126 (either half): the reference maximum is too far behind for this
+          // block; compute the row maxima (which moves the reference) and lean P again.
+          const uint32_t code_max = lean_p_pack(p_next);
+          if (__any_sync(0xffffffffu, ((code_max + 0x00010001u) & 0xFF80FF80u) != 0)) {
+            softmax(n, false, alpha);
+            lean_p_pack(p_next);
+          }
           pin(p_next);
+        } else {
+          softmax(n, false, alpha);
+          if constexpr (Cfg::kPBeforeWait) {
+            lean_p_pack(p_next);
+            pin(p_next);
+          }
         }
         wgmma_wait<0>();
         pin(o_acc);
@@ -625,8 +702,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // Epilogue: normalize, write BF16 output and the natural-log LSE.
       float total[2];
       if constexpr (Cfg::kIsFp8) {
-        total[0] = o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
-        total[1] = o_acc[Cfg::kDv / 2 + 2];  // row0 + 8
+        total[0] = row_sum[0] + o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
+        total[1] = row_sum[1] + o_acc[Cfg::kDv / 2 + 2];  // row0 + 8
       } else {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {

@@ -16,8 +16,10 @@ namespace zyfa::test {
 enum class Layout { BSHD, BHSD, PACKED_QKV };
 // GAUSSIAN: i.i.d. normal with AttnConfig::std. REALISTIC: heavy-tailed channels, RoPE-rotated
 // q/k and an attention sink on token 0, so that most probabilities of a row lie many binades
-// below its maximum (as in captured activations).
-enum class Inputs { GAUSSIAN, REALISTIC };
+// below its maximum (as in captured activations). RISING: GAUSSIAN plus one channel that makes
+// every score grow by one binade per 32 keys towards key 0, so a kernel walking the keys from
+// the diagonal down finds a new row maximum, 4 binades higher, in every 128-key block.
+enum class Inputs { GAUSSIAN, REALISTIC, RISING };
 // HOST: zyfa_descale_host(value). DEVICE_SCALAR: one float in backend memory, strides 0.
 // DEVICE_PER_HEAD: a (batch, heads_k) array with real (transposed) strides; FP8 tensors are
 // then quantized per (batch, head_k) group, so the values differ per entry.
