@@ -1,12 +1,17 @@
 #!/bin/sh
 # The H200 benchmark of docs/performance.md: the headline shapes with the full protocol (500
-# warm-up calls, 3 rotated runs of 100 calls, sampled fp64 accuracy), then the whole sweep
-# (S 2K..32K, MHA and GQA 4:1, d 128 and 192/128, BF16 and FP8) with a shorter protocol.
+# warm-up calls, 3 rotated runs of 100 calls, 5 s idle before each, sampled fp64 accuracy) on
+# Gaussian inputs of std 0.1 and, to show how the speed depends on the data, of std 1; then
+# the whole sweep (S 2K..32K, MHA and GQA 4:1, d 128 and 192/128, BF16 and FP8) with a
+# shorter protocol.
 # Usage: run-sweep.sh <zyfa-bench binary> <output dir>
 set -eu
 bench=$1 out=$2
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$out/gpu.csv" 2>&1 || true
-"$bench" --dtype bf16,fp8 --d 128 --gqa 1 --seqlen 32768 --heads 32 --warmup 500 --iters 100 --runs 3 \
-  --check --json "$out/headline.json" | tee "$out/headline.log"
+headline="--dtype bf16,fp8 --d 128 --gqa 1 --seqlen 32768 --heads 32 --warmup 500 --iters 100 --runs 3 --idle 5 --check"
+# shellcheck disable=SC2086
+"$bench" $headline --json "$out/headline.json" | tee "$out/headline.log"
+# shellcheck disable=SC2086
+"$bench" $headline --input-std 1 --json "$out/headline-std1.json" | tee "$out/headline-std1.log"
 "$bench" --warmup 100 --iters 30 --runs 3 --json "$out/sweep.json" | tee "$out/sweep.log"
