@@ -129,8 +129,9 @@ struct FwdConfig {
   // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 instead of
   // 1, so values down to 2^-14 of it stay normal e4m3 (instead of 2^-6) and underflow starts
   // 8 binades lower. Hopper has no scaled MMA for the reference design's per-block scaling;
-  // this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 < 448) and cancels exactly in
-  // O / rowsum, since the row sum comes from the same P. BF16 P needs no shift.
+  // this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 < 448 for the lazy reference
+  // maximum; with kStaleMax every code is checked to be at most 126, i.e. 448) and cancels
+  // exactly in O / rowsum, since the row sum comes from the same P. BF16 P needs no shift.
   static constexpr float kPShift = kFp8 ? 8.0f : 0.0f;
   // Lean P writes the e4m3 code of 2^x as round(8x + 56 + kLeanOffset). The linear fit's code
   // error lies in [-0.689, 0]; centring it (offset -0.344) minimizes the error of spread-out
