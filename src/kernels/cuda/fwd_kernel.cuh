@@ -66,11 +66,19 @@
 #endif
 // 1: lean P (with ZYFA_CUDA_FP8_F16_PACK) first runs against the reference maximum it already
 // has, and the row maxima are only computed when a code came out above 126 (the largest finite
-// e4m3): the reference then trails the maximum by up to 0.83 binades, which the 2^8 shift
-// (kPShift) leaves room for. The codes' check takes 16 three-input integer max instructions
-// per key block instead of the 66 float max of the row maxima.
+// e4m3): the reference may then trail the maximum by as much as the shift of P (kPShift)
+// leaves room for. The codes' check takes 16 three-input integer max instructions per key
+// block instead of the 66 float max of the row maxima.
 #ifndef ZYFA_CUDA_FP8_STALE_MAX
 #define ZYFA_CUDA_FP8_STALE_MAX 1
+#endif
+// kPShift of the stale-maximum kernel: a smaller shift leaves the reference more room to trail
+// the maximum (126.5 - 56 - 8 * shift - kLeanOffset codes, i.e. 2.83 binades at 6 against 0.83
+// at 8), so fewer key blocks need the row maxima, but moves the e4m3 underflow of the smallest
+// probabilities closer to the row maximum. 6 measured as the balance (docs/performance.md,
+// tuning step 17).
+#ifndef ZYFA_CUDA_FP8_STALE_SHIFT
+#define ZYFA_CUDA_FP8_STALE_SHIFT 6
 #endif
 // 1: FP8 row sums leave the tensor cores' accumulator after every key block: the ones-row
 // columns are added into fp32 registers and zeroed. Kept in the accumulator over a long row,
@@ -126,13 +134,13 @@ struct FwdConfig {
   // that one computes its softmax while the other's matrix products run. Measured on an H200
   // (docs/performance.md): neutral for BF16, 2% slower for FP8, whose softmax is short.
   static constexpr bool kPingpong = !kFp8 || ZYFA_CUDA_FP8_PINGPONG;
-  // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 instead of
-  // 1, so values down to 2^-14 of it stay normal e4m3 (instead of 2^-6) and underflow starts
-  // 8 binades lower. Hopper has no scaled MMA for the reference design's per-block scaling;
+  // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 (2^6 with
+  // kStaleMax) instead of 1, so values down to 2^-14 (2^-12) of it stay normal e4m3 (instead of
+  // 2^-6) and underflow starts 8 (6) binades lower. Hopper has no scaled MMA for the reference design's per-block scaling;
   // this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 < 448 for the lazy reference
   // maximum; with kStaleMax every code is checked to be at most 126, i.e. 448) and cancels
   // exactly in O / rowsum, since the row sum comes from the same P. BF16 P needs no shift.
-  static constexpr float kPShift = kFp8 ? 8.0f : 0.0f;
+  static constexpr float kPShift = !kFp8 ? 0.0f : kStaleMax ? float(ZYFA_CUDA_FP8_STALE_SHIFT) : 8.0f;
   // Lean P writes the e4m3 code of 2^x as round(8x + 56 + kLeanOffset). The linear fit's code
   // error lies in [-0.689, 0]; centring it (offset -0.344) minimizes the error of spread-out
   // rows but rounds keys close to the maximum one code down, which dominates near-uniform
