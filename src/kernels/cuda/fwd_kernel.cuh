@@ -136,10 +136,11 @@ struct FwdConfig {
   static constexpr bool kPingpong = !kFp8 || ZYFA_CUDA_FP8_PINGPONG;
   // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 (2^6 with
   // kStaleMax) instead of 1, so values down to 2^-14 (2^-12) of it stay normal e4m3 (instead of
-  // 2^-6) and underflow starts 8 (6) binades lower. Hopper has no scaled MMA for the
-  // per-block scaling of the gfx950 kernels; this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 < 448 for the lazy reference
-  // maximum; with kStaleMax every code is checked to be at most 126, i.e. 448) and cancels
-  // exactly in O / rowsum, since the row sum comes from the same P. BF16 P needs no shift.
+  // 2^-6) and underflow starts 8 (6) binades lower. Hopper has no scaled MMA for the per-block
+  // scaling of the gfx950 kernels; this per-row shift fits under e4m3's 448 (2^8 * 2^0.125 <
+  // 448 for the lazy reference maximum; with kStaleMax every code is checked to be at most 126,
+  // i.e. 448) and cancels exactly in O / rowsum, since the row sum comes from the same P. BF16
+  // P needs no shift.
   static constexpr float kPShift = !kFp8 ? 0.0f : kStaleMax ? float(ZYFA_CUDA_FP8_STALE_SHIFT) : 8.0f;
   // Lean P writes the e4m3 code of 2^x as round(8x + 56 + kLeanOffset). The linear fit's code
   // error lies in [-0.689, 0]; centring it (offset -0.344) minimizes the error of spread-out
