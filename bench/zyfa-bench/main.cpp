@@ -330,7 +330,8 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
     std::fprintf(stderr, "%s: device allocation failed\n", c.name().c_str());
     return false;
   }
-  // Gaussian inputs (std 0.1 unless --input-std); FP8 through zyfa_fp8_quantize (power-of-two descales on device).
+  // Gaussian inputs (std 0.1 unless --input-std); FP8 through zyfa_fp8_quantize (power-of-two
+  // descales on device).
   void* bufs[3] = {q, k, v};
   const int64_t counts[3] = {nq, nk, nv};
   const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
@@ -435,8 +436,9 @@ void write_json(const Options& o, const std::vector<Result>& results, const std:
   }
   fmt::print(f, "{{\n  \"device\": \"{}\",\n  \"cudnn\": \"{}\",\n  \"zyfa\": \"{}\",\n", device, cudnn_ver,
              ZYFA_VERSION_STRING);
-  fmt::print(f, "  \"protocol\": {{\"warmup\": {}, \"iters\": {}, \"runs\": {}, \"idle_s\": {}, \"input_std\": {}}},\n",
-             o.warmup, o.iters, o.runs, o.idle_s, o.input_std);
+  fmt::print(f, "  \"protocol\": {{\"warmup\": {}, \"iters\": {}, \"runs\": {}, \"idle_s\": {}, ", o.warmup,
+             o.iters, o.runs, o.idle_s);
+  fmt::print(f, "\"input_std\": {}}},\n", o.input_std);
   fmt::print(f, "  \"results\": [\n");
   bool first = true;
   for (const Result& r : results) {
@@ -493,8 +495,8 @@ int main_impl(int argc, char** argv) {
     std::fprintf(stderr, "--backend hip: this zyfa-bench was built without the HIP runtime for device buffers\n");
     return 1;
   }
-  std::printf("device: %s%s\nprotocol: %d warm-up calls, %d runs x %d calls, rotated order, idle %.1f s before S >= 16K, "
-              "Gaussian inputs std %g\n",
+  std::printf("device: %s%s\nprotocol: %d warm-up calls, %d runs x %d calls, rotated order, "
+              "idle %.1f s before S >= 16K, Gaussian inputs std %g\n",
               device.c_str(), cudnn_ver.empty() ? "" : (", cuDNN " + cudnn_ver).c_str(), o.warmup, o.runs,
               o.iters, o.idle_s, static_cast<double>(o.input_std));
   std::vector<Result> results;

@@ -79,7 +79,9 @@ Generated generate(const AttnConfig& c) {
       for (int64_t b = 0; b < B; ++b) {
         for (int64_t s = 0; s < S; ++s) {
           for (int64_t h = 0; h < H; ++h) g.q[((b * S + s) * H + h) * c.d_qk] = 1.0;
-          for (int64_t h = 0; h < Hk; ++h) g.k[((b * S + s) * Hk + h) * c.d_qk] = per_key * static_cast<double>(S - 1 - s);
+          for (int64_t h = 0; h < Hk; ++h) {
+            g.k[((b * S + s) * Hk + h) * c.d_qk] = per_key * static_cast<double>(S - 1 - s);
+          }
         }
       }
     }
