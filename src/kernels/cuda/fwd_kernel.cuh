@@ -197,6 +197,30 @@ struct Ring {
   }
 };
 
+// This CTA's slice of the job table (format: src/host/job_table.h).
+struct JobSlice {
+  const uint32_t* jobs;  // (tile_a, tile_b) pairs
+  uint32_t n_tiles, begin, end;
+};
+__device__ __forceinline__ JobSlice cta_jobs(const uint32_t* table) {
+  const uint32_t grid = table[0];
+  return {table + 3 + grid, table[1], blockIdx.x < grid ? table[2 + blockIdx.x] : 0,
+          blockIdx.x < grid ? table[3 + blockIdx.x] : 0};
+}
+
+// The mbarriers at Cfg::kOffBar: q_full, q_empty, then kStages each of k_full, k_empty,
+// v_full, v_empty (8 bytes apart).
+struct Barriers {
+  uint32_t q_full, q_empty, k_full, k_empty, v_full, v_empty;
+};
+template <class Cfg, int kStages>
+__device__ __forceinline__ Barriers barriers(uint32_t base) {
+  const uint32_t bar = base + Cfg::kOffBar;
+  const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
+  const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
+  return {bar, bar + 8, k_full, k_empty, v_full, v_empty};
+}
+
 }  // namespace detail
 
 template <class Cfg, int kStages>
@@ -206,16 +230,8 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
   using namespace ptx;
   const int warp = (threadIdx.x / 32) % 4;
   const int lane = threadIdx.x % 32;
-  const uint32_t* table = args.job_table;
-  const uint32_t grid = table[0];
-  const uint32_t n_tiles = table[1];
-  const uint32_t job_begin = blockIdx.x < grid ? table[2 + blockIdx.x] : 0;
-  const uint32_t job_end = blockIdx.x < grid ? table[3 + blockIdx.x] : 0;
-  const uint32_t* jobs = table + 3 + grid;
-  const uint32_t bar = base + Cfg::kOffBar;
-  const uint32_t q_full = bar, q_empty = bar + 8;
-  const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
-  const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
+  const detail::JobSlice js = detail::cta_jobs(args.job_table);
+  const detail::Barriers bars = detail::barriers<Cfg, kStages>(base);
 
   if (warp == 0) {
     if (lane != 0) return;
@@ -224,25 +240,25 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
     prefetch_tensormap(tma_v);
     detail::Ring kr, vr;
     uint32_t q_phase = 0;
-    for (uint32_t job = job_begin; job < job_end; ++job) {
+    for (uint32_t job = js.begin; job < js.end; ++job) {
 #pragma unroll 1
       for (int t = 0; t < 2; ++t) {
-        const uint32_t tile = jobs[2 * job + t];
+        const uint32_t tile = js.jobs[2 * job + t];
         if (tile == kNoTile) continue;
-        const detail::TileCoord tc = detail::decode_tile(tile, n_tiles, args.heads, args.heads_k);
-        mbar_wait(q_empty, q_phase ^ 1);
+        const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
+        mbar_wait(bars.q_empty, q_phase ^ 1);
         q_phase ^= 1;
-        mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
+        mbar_arrive_expect_tx(bars.q_full, Cfg::kQBytes);
 #pragma unroll
         for (int c = 0; c < Cfg::kQkChunks; ++c) {
-          tma_load_4d(base + Cfg::kOffQ + c * Cfg::kQChunkBytes, tma_q, q_full, c * Cfg::kChunk,
+          tma_load_4d(base + Cfg::kOffQ + c * Cfg::kQChunkBytes, tma_q, bars.q_full, c * Cfg::kChunk,
                       tc.m * Cfg::kBlockM, tc.h, tc.b);
         }
         // Diagonal block first: it is the only masked one, and it gives every row a finite max.
 #pragma unroll 1
         for (int n = tc.m; n >= 0; --n) {
-          mbar_wait(k_empty + 8 * kr.index, kr.phase ^ 1);
-          const uint32_t kf = k_full + 8 * kr.index;
+          mbar_wait(bars.k_empty + 8 * kr.index, kr.phase ^ 1);
+          const uint32_t kf = bars.k_full + 8 * kr.index;
           mbar_arrive_expect_tx(kf, Cfg::kKBytes);
 #pragma unroll
           for (int c = 0; c < Cfg::kQkChunks; ++c) {
@@ -250,8 +266,8 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
                         kf, c * Cfg::kChunk, n * Cfg::kBlockN, tc.hk, tc.b);
           }
           kr.template advance<kStages>();
-          mbar_wait(v_empty + 8 * vr.index, vr.phase ^ 1);
-          const uint32_t vf = v_full + 8 * vr.index;
+          mbar_wait(bars.v_empty + 8 * vr.index, vr.phase ^ 1);
+          const uint32_t vf = bars.v_full + 8 * vr.index;
           mbar_arrive_expect_tx(vf, Cfg::kVLoadBytes);
           if constexpr (Cfg::kIsFp8) {
             // vᵀ rows d = 0..127 of this key block; rows 128..135 keep their ones.
@@ -283,17 +299,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
   const int row0 = 64 * wg + 16 * warp + lane / 4;  // this thread's rows: row0 and row0 + 8
   const int col0 = 2 * (lane % 4);
 
-  const uint32_t* table = args.job_table;
-  const uint32_t grid = table[0];
-  const uint32_t n_tiles = table[1];
-  const uint32_t job_begin = blockIdx.x < grid ? table[2 + blockIdx.x] : 0;
-  const uint32_t job_end = blockIdx.x < grid ? table[3 + blockIdx.x] : 0;
-  const uint32_t* jobs = table + 3 + grid;
-  const uint32_t bar = base + Cfg::kOffBar;
-  const uint32_t q_full = bar, q_empty = bar + 8;
-  const uint32_t k_full = bar + 16, k_empty = k_full + 8 * kStages;
-  const uint32_t v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
-  const uint32_t v_ready = v_full;
+  const detail::JobSlice js = detail::cta_jobs(args.job_table);
+  const detail::Barriers bars = detail::barriers<Cfg, kStages>(base);
 
   detail::Ring kr, vr;
   uint32_t q_phase = 0;
@@ -387,12 +394,12 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
     pin(o_acc);
   };
 
-  for (uint32_t job = job_begin; job < job_end; ++job) {
+  for (uint32_t job = js.begin; job < js.end; ++job) {
 #pragma unroll 1
     for (int tt = 0; tt < 2; ++tt) {
-      const uint32_t tile = jobs[2 * job + tt];
+      const uint32_t tile = js.jobs[2 * job + tt];
       if (tile == kNoTile) continue;
-      const detail::TileCoord tc = detail::decode_tile(tile, n_tiles, args.heads, args.heads_k);
+      const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
       const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.q_descale_sb,
                                             args.q_descale_sh, tc.b, tc.hk);
       const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.k_descale_sb,
@@ -500,7 +507,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         }
       };
 
-      auto rescale_o = [&](const float (&alpha)[2]) {
+      // After the wait for a P v: row sums out of the accumulator (kSumFlush), then O rescaled.
+      auto finish_pv = [&](const float (&alpha)[2]) {
         if constexpr (Cfg::kSumFlush) {
           // The finished P v holds one key block's row sums in column 128 (rows row0, row0 + 8):
           // into fp32 registers, and the accumulator restarts from zero. The zero is written
@@ -543,7 +551,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           for (int h = 0; h < 2; ++h) {  // keys 0..15 and 16..31 of the 32-key step
             const float* sh = s_acc + 16 * kk + 8 * h;
             if constexpr (Cfg::kF16Pack) {
-              const float af = scale * (8.0f * 0x1p-24f);
+              const float af = scale * (8.0f * kLeanUnit);
               float t[8];
 #pragma unroll
               for (int i = 0; i < 8; ++i) t[i] = __saturatef(fmaf(sh[i], af, lean_b[(i & 3) >> 1]));
@@ -618,20 +626,20 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         }
       };
 
-      mbar_wait(q_full, q_phase);
+      mbar_wait(bars.q_full, q_phase);
       q_phase ^= 1;
 
       // First (diagonal, masked) key block.
       int n = tc.m;
-      mbar_wait(k_full + 8 * kr.index, kr.phase);
+      mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
       turn_begin();
       issue_qk(kr.index);
       turn_end();
       wgmma_wait<0>();
       pin(s_acc);
-      mbar_arrive(k_empty + 8 * kr.index);
+      mbar_arrive(bars.k_empty + 8 * kr.index);
       kr.template advance<kStages>();
-      if (n == 0) mbar_arrive(q_empty);
+      if (n == 0) mbar_arrive(bars.q_empty);
       {
         float alpha[2];
         softmax(n, true, alpha);
@@ -644,17 +652,17 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // One steady-state step: scores of block n are computed while P of block n+1 (in p_cur)
       // meets v; P of block n goes to p_next (= p_cur unless kPBeforeWait).
       auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs]) {
-        mbar_wait(k_full + 8 * kr.index, kr.phase);
-        mbar_wait(v_ready + 8 * vr.index, vr.phase);
+        mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
+        mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
         turn_begin();
         issue_qk(kr.index);
         issue_pv(vr.index, p_cur);
         turn_end();
         wgmma_wait<1>();
         pin(s_acc);
-        mbar_arrive(k_empty + 8 * kr.index);
+        mbar_arrive(bars.k_empty + 8 * kr.index);
         kr.template advance<kStages>();
-        if (n == 0) mbar_arrive(q_empty);
+        if (n == 0) mbar_arrive(bars.q_empty);
         float alpha[2] = {1.0f, 1.0f};
         if constexpr (Cfg::kStaleMax) {
           // Codes above 126 (either half): the reference maximum is too far behind for this
@@ -674,19 +682,19 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         }
         wgmma_wait<0>();
         pin(o_acc);
-        mbar_arrive(v_empty + 8 * vr.index);
+        mbar_arrive(bars.v_empty + 8 * vr.index);
         vr.template advance<kStages>();
-        rescale_o(alpha);
+        finish_pv(alpha);
         if constexpr (!Cfg::kPBeforeWait) convert_p(p_next);
       };
       auto last_pv = [&](uint32_t(&p_cur)[kPRegs]) {
-        mbar_wait(v_ready + 8 * vr.index, vr.phase);
+        mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
         turn_begin();
         issue_pv(vr.index, p_cur);
         turn_end();
         wgmma_wait<0>();
         pin(o_acc);
-        mbar_arrive(v_empty + 8 * vr.index);
+        mbar_arrive(bars.v_empty + 8 * vr.index);
         vr.template advance<kStages>();
       };
       if constexpr (Cfg::kPBeforeWait) {
@@ -755,6 +763,8 @@ __global__ void __launch_bounds__(384, 1)
   uint8_t* base_ptr = smem_raw + (base - raw);
 
   if (threadIdx.x == 0) {
+    // The layout of detail::barriers, spelled out here: written through its struct, this block
+    // changed the register allocation of the whole kernel.
     const uint32_t bar = base + Cfg::kOffBar;
     mbar_init(bar, 1);                // q_full: the producer's expect_tx arrival
     mbar_init(bar + 8, 256);          // q_empty: every consumer thread
