@@ -16,7 +16,9 @@ uint32_t f32_bits(float f) {
   return b;
 }
 
-// Exponents of the most and least significant set bits of a finite nonzero double.
+
+}  // namespace
+
 void bit_span(double v, int* msb, int* lsb) {
   uint64_t bits;
   std::memcpy(&bits, &v, sizeof bits);
@@ -30,8 +32,6 @@ void bit_span(double v, int* msb, int* lsb) {
   *lsb = lsb_exp + __builtin_ctzll(mant);
   *msb = lsb_exp + 63 - __builtin_clzll(mant);
 }
-
-}  // namespace
 
 void ExactSum::add(double term) {
   if (term == 0.0) {

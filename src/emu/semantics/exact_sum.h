@@ -29,6 +29,9 @@ class ExactSum {
   bool only_negative_zeros_ = true;
 };
 
+// Exponents of the most and least significant set bits of a finite nonzero double.
+void bit_span(double v, int* msb, int* lsb);
+
 // RNE f32 bits of `acc + sum(terms)`, computed exactly. Non-finite inputs follow IEEE double
 // arithmetic (NaN results are the canonical quiet NaN 0x7FC00000).
 uint32_t exact_f32_sum(float acc, const double* terms, int count);

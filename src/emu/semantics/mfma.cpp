@@ -150,21 +150,6 @@ struct Decoded {
   std::vector<uint8_t> nonfinite;     // [mn * nblocks + p]
 };
 
-// Exponents of the most and least significant set bits of a finite nonzero double.
-void bit_span(double v, int* msb, int* lsb) {
-  uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  const int expf = static_cast<int>((bits >> 52) & 0x7FF);
-  uint64_t mant = bits & ((uint64_t{1} << 52) - 1);
-  int lsb_exp = -1074;
-  if (expf != 0) {
-    mant |= uint64_t{1} << 52;
-    lsb_exp = expf - 1075;
-  }
-  *lsb = lsb_exp + __builtin_ctzll(mant);
-  *msb = lsb_exp + 63 - __builtin_clzll(mant);
-}
-
 constexpr int kEmptyMsb = -100000, kEmptyLsb = 100000;
 
 // A decoded element with its significant-bit range, so the per-block bounds need no second pass.
