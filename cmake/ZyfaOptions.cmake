@@ -2,6 +2,7 @@
 option(ZYFA_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(ZYFA_BUILD_BENCH "Build benchmarks and the accuracy report" ON)
 option(ZYFA_BUILD_EXAMPLES "Build the examples" ON)
+option(ZYFA_AMD "Build the AMD backends (hip, emu); configure fails when no gfx950 toolchain is found" ON)
 set(ZYFA_AMD_TOOLCHAIN "auto" CACHE STRING "gfx950 toolchain: auto, rocm, sysroot or off")
 set_property(CACHE ZYFA_AMD_TOOLCHAIN PROPERTY STRINGS auto rocm sysroot off)
 set(ZYFA_CUDA "auto" CACHE STRING "NVIDIA backend: auto (if nvcc is found), on or off")

@@ -2,7 +2,9 @@
 # One-time set-up of a Debian 12 machine for building zyfa with every backend it can carry:
 # Debian packages, the gfx950 sysroot (cmake/gfx950-sysroot.sh) and the pinned PyPI header
 # wheel of the cuDNN comparison (bench/zyfa-bench/fetch-cudnn-frontend.sh). Idempotent: present pieces are reused.
-# Needs root (or sudo) for apt, debootstrap and chroot.
+# Root (or sudo) is needed only to install missing Debian packages. The sysroot is made by root
+# with debootstrap, by any other user with mmdebstrap in a user namespace; building with it
+# needs no root at all (its tools run in place, nothing is mounted).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -11,13 +13,13 @@ as_root() {
 }
 
 packages="cmake ninja-build g++ python3 python3-pip ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-          libamdhip64-dev debootstrap"
+          libamdhip64-dev debootstrap mmdebstrap"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
-  echo "setup: installing Debian packages:$missing"
+  echo "setup: installing Debian packages:$missing (apt needs root: using sudo unless root)"
   as_root apt-get update -q
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
@@ -26,7 +28,11 @@ fi
 if [ -x "${ROCM_PATH:-/opt/rocm}/llvm/bin/clang++" ] && [ "${ZYFA_AMD_TOOLCHAIN:-auto}" != sysroot ]; then
   echo "setup: using ROCm at ${ROCM_PATH:-/opt/rocm}"
 else
-  as_root sh "$here/gfx950-sysroot.sh" create
+  sysroot=$(sh "$here/gfx950-sysroot.sh" default-dir)
+  # Builds of earlier versions chrooted into the sysroot and left the source and build trees
+  # bind-mounted inside it; remove those mounts before anything deletes or reuses it.
+  sh "$here/gfx950-sysroot.sh" unmount "$sysroot"
+  sh "$here/gfx950-sysroot.sh" create "$sysroot"
 fi
 
 # Header-only cuDNN frontend (pinned PyPI wheel) for zyfa-bench's cuDNN comparison. Optional:

@@ -1,0 +1,17 @@
+# cmake -P script: no mount point may lie under the sysroot (the build runs its tools in place).
+file(REAL_PATH "${SYSROOT}" root)
+file(STRINGS /proc/self/mounts mounts)
+set(found "")
+foreach(line IN LISTS mounts)
+  string(REPLACE " " ";" fields "${line}")
+  list(GET fields 1 point)
+  string(FIND "${point}/" "${root}/" at)
+  if(at EQUAL 0)
+    list(APPEND found "${point}")
+  endif()
+endforeach()
+if(found)
+  message(FATAL_ERROR "mounted under the sysroot ${root}: ${found}\n"
+                      "(left by an older build; `sh cmake/setup.sh` removes them as root)")
+endif()
+message(STATUS "nothing is mounted under ${root}")
