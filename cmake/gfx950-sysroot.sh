@@ -138,9 +138,10 @@ unmount() {
   mounts=$(awk -v p="$real/" 'index($2 "/", p) == 1 { print $2 }' /proc/self/mounts | sort -r)
   [ -n "$mounts" ] || return 0
   if [ "$(id -u)" != 0 ]; then
-    echo "gfx950 sysroot: mounts left under $real by an older build; as root run:" \
-         "sh $0 unmount $dir" >&2
-    return 1
+    # Only deleting the sysroot is dangerous, and this user cannot delete it: warn, go on.
+    echo "gfx950 sysroot: warning: mounts left under $real by an older build; do not delete" \
+         "the sysroot before root runs: sh $0 unmount $dir" >&2
+    return 0
   fi
   for m in $mounts; do
     echo "gfx950 sysroot: removing the leftover mount $m"
