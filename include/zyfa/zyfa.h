@@ -90,10 +90,10 @@ typedef struct zyfa_descale_t {
 typedef struct zyfa_fwd_desc_t {
   uint32_t struct_size;  /**< sizeof(zyfa_fwd_desc_t) of the header the caller compiled against. */
   int32_t causal;        /**< Must be 1 (causal mask, seqlen_q == seqlen_k). Default 1. */
-  zyfa_tensor_t q;       /**< (B, S, H, d_qk), BF16 or FP8. */
-  zyfa_tensor_t k;       /**< (B, S, H_k, d_qk), same dtype as q; H % H_k == 0. */
+  zyfa_tensor_t q;       /**< (B, S, H, d_qk), BF16 or FP8. B = 0 or H = 0: an empty call (zyfa_fwd()). */
+  zyfa_tensor_t k;       /**< (B, S, H_k, d_qk), same dtype as q; H % H_k == 0. A seqlen other than q's is NOT_SUPPORTED. */
   zyfa_tensor_t v;       /**< (B, S, H_k, d_v), same dtype as q. */
-  zyfa_tensor_t out;     /**< (B, S, H, d_v), BF16; must not overlap an input. */
+  zyfa_tensor_t out;     /**< (B, S, H, d_v), BF16; a nested layout (docs/api.md, "Overlap"); must not overlap an input. */
   float* lse;            /**< Optional (B, H, S) contiguous float32: natural-log sum-exp of scaled scores. */
   float softmax_scale;   /**< Scale of q·k; 0 means 1/sqrt(d_qk). */
   zyfa_descale_t q_descale; /**< For FP8 inputs; ::ZYFA_DESCALE_NONE means 1. */
@@ -122,6 +122,27 @@ typedef struct zyfa_quantize_desc_t {
 /** @brief Initializer for an automatic ::zyfa_quantize_desc_t (struct_size set, rest zero). */
 #define ZYFA_QUANTIZE_DESC_INIT zyfa_quantize_desc_default()
 
+/**
+ * @brief The alignment a backend's attention kernels need, in bytes, beyond the element
+ * alignment that every backend needs (see zyfa_backend_alignment()). For a tensor X with
+ * rule a: X.data and the byte strides X.stride[i] * element size of batch, seqlen and heads
+ * (i = 0, 1, 2) must all be multiples of a; otherwise zyfa_fwd() returns
+ * ::ZYFA_STATUS_NOT_SUPPORTED naming the field. 1 means no rule beyond the element size.
+ * Meeting these rules is enough: a backend may accept a stride that breaks them on a
+ * dimension of extent 1 (cuda does), never a pointer.
+ */
+typedef struct zyfa_alignment_t {
+  uint32_t struct_size;    /**< sizeof(zyfa_alignment_t); set by ::ZYFA_ALIGNMENT_INIT. */
+  zyfa_backend_t backend;  /**< The concrete backend the rules below are for. */
+  uint32_t q;              /**< Rule of q (hip/emu 16, cuda 16, cpu 1). */
+  uint32_t k;              /**< Rule of k (hip/emu 16, cuda 16, cpu 1). */
+  uint32_t v;              /**< Rule of v (hip/emu 1, cuda 16, cpu 1). */
+  uint32_t out;            /**< Rule of out (hip/emu 8, cuda 4, cpu 1). */
+} zyfa_alignment_t;
+
+/** @brief Initializer for a ::zyfa_alignment_t to be filled by zyfa_backend_alignment(). */
+#define ZYFA_ALIGNMENT_INIT zyfa_alignment_default()
+
 /** @brief Opaque handle: caches loaded modules and job tables. Thread-safe. */
 typedef struct zyfa_handle* zyfa_handle_t;
 
@@ -140,6 +161,14 @@ static inline zyfa_quantize_desc_t zyfa_quantize_desc_default(void) {
   memset(&d, 0, sizeof d);
   d.struct_size = (uint32_t)sizeof(zyfa_quantize_desc_t);
   return d;
+}
+
+/** @brief An alignment record with struct_size set (see ::ZYFA_ALIGNMENT_INIT). */
+static inline zyfa_alignment_t zyfa_alignment_default(void) {
+  zyfa_alignment_t a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = (uint32_t)sizeof(zyfa_alignment_t);
+  return a;
 }
 
 /** @brief Fill a descriptor with the defaults of ::ZYFA_FWD_DESC_INIT. */
@@ -216,9 +245,22 @@ ZYFA_API zyfa_status_t zyfa_backend_query(zyfa_handle_t handle, zyfa_backend_t b
                                           zyfa_backend_t* resolved);
 
 /**
+ * @brief The alignment rules of a backend's attention kernels (see ::zyfa_alignment_t), so a
+ * caller can lay out buffers before the call. The rules belong to the kernels: a concrete
+ * backend is answered whether or not it is built or has a device here; AUTO is resolved as by
+ * zyfa_backend_query() and fails as it does.
+ * @param[in,out] alignment struct_size set (::ZYFA_ALIGNMENT_INIT); receives the rules.
+ */
+ZYFA_API zyfa_status_t zyfa_backend_alignment(zyfa_handle_t handle, zyfa_backend_t backend,
+                                              zyfa_alignment_t* alignment);
+
+/**
  * @brief Causal attention forward: out = softmax(scale · q kᵀ + causal mask) v.
  * Stream-ordered on GPU backends. The first call of a new shape uploads its job table with one
  * blocking copy (see zyfa_fwd_prepare()); later calls never wait for the device.
+ * A call with batch = 0 or heads = 0 is validated like any other and its backend resolved, then
+ * returns ::ZYFA_STATUS_SUCCESS having written nothing; the data of a tensor of no element may be
+ * NULL. Layouts off the backend's alignment rules (zyfa_backend_alignment()) are NOT_SUPPORTED.
  */
 ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
 

@@ -4,9 +4,15 @@
  *
  * Nothing here adds behaviour: every call forwards to the C function of the same name and turns
  * a status other than success into zyfa::Error (or, with the try_ variants, returns it).
+ *
+ * Needs C++11 or later (the library itself is built as C++17; this header is not).
  */
 #ifndef ZYFA_ZYFA_HPP
 #define ZYFA_ZYFA_HPP
+
+#if !defined(__cplusplus) || (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L))
+#error "zyfa/zyfa.hpp needs C++11 or later (from C, include zyfa/zyfa.h)"
+#endif
 
 #include <stdexcept>
 #include <string>
@@ -30,8 +36,11 @@ class Error : public std::runtime_error {
 
 /** @brief Result of a try_ call: the status and, on failure, the message. */
 struct Status {
-  zyfa_status_t code = ZYFA_STATUS_SUCCESS;
+  zyfa_status_t code;
   std::string message;
+  // Constructors rather than member initializers keep `Status{code, message}` valid in C++11.
+  Status() : code(ZYFA_STATUS_SUCCESS) {}
+  Status(zyfa_status_t c, std::string m = std::string()) : code(c), message(std::move(m)) {}
   /** @brief True on success. */
   explicit operator bool() const noexcept { return code == ZYFA_STATUS_SUCCESS; }
 };
@@ -54,11 +63,12 @@ class Handle {
   ~Handle() { zyfa_destroy(handle_); }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
-  Handle(Handle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Handle(Handle&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
   Handle& operator=(Handle&& other) noexcept {
     if (this != &other) {
       zyfa_destroy(handle_);
-      handle_ = std::exchange(other.handle_, nullptr);
+      handle_ = other.handle_;
+      other.handle_ = nullptr;
     }
     return *this;
   }
@@ -77,6 +87,12 @@ class Handle {
   /** @brief zyfa_fp8_quantize() without exceptions. */
   Status try_fp8_quantize(const zyfa_quantize_desc_t& desc) const noexcept {
     return capture(zyfa_fp8_quantize(handle_, &desc));
+  }
+  /** @brief zyfa_backend_alignment(): the alignment rules of `backend`'s kernels; throws on failure. */
+  zyfa_alignment_t alignment(zyfa_backend_t backend = ZYFA_BACKEND_AUTO) const {
+    zyfa_alignment_t out = ZYFA_ALIGNMENT_INIT;
+    check(zyfa_backend_alignment(handle_, backend, &out));
+    return out;
   }
   /** @brief The concrete backend `backend` resolves to; throws if it is not usable here. */
   zyfa_backend_t resolve(zyfa_backend_t backend = ZYFA_BACKEND_AUTO) const {

@@ -50,6 +50,10 @@ zyfa_status_t resolve_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc, zyf
   return pick_backend(handle, desc->backend, &problem->backend);
 }
 
+// A call with no batch or no query heads is valid and has nothing to compute or write. It is
+// still validated and its backend resolved, so it fails exactly where a full call would.
+bool empty_call(const zyfa::FwdProblem& p) { return p.batch == 0 || p.heads == 0; }
+
 }  // namespace
 
 extern "C" {
@@ -110,11 +114,37 @@ ZYFA_API zyfa_status_t zyfa_backend_query(zyfa_handle_t handle, zyfa_backend_t b
   });
 }
 
+ZYFA_API zyfa_status_t zyfa_backend_alignment(zyfa_handle_t handle, zyfa_backend_t backend,
+                                              zyfa_alignment_t* alignment) {
+  return guarded([&] {
+    if (handle == nullptr) return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "handle is NULL");
+    if (alignment == nullptr) return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "alignment is NULL");
+    if (alignment->struct_size != sizeof(zyfa_alignment_t))
+      return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                        "alignment->struct_size = {}: unknown record version (this library expects {}; "
+                        "initialize with ZYFA_ALIGNMENT_INIT)",
+                        alignment->struct_size, sizeof(zyfa_alignment_t));
+    if (backend < ZYFA_BACKEND_AUTO || backend > ZYFA_BACKEND_CUDA)
+      return zyfa::fail(ZYFA_STATUS_INVALID_ARGUMENT, "backend = {}: not a zyfa_backend_t value",
+                        static_cast<int>(backend));
+    // The rules belong to the kernels, so a concrete backend is answered even where it cannot
+    // run; only AUTO needs a usable backend to name.
+    zyfa_backend_t kind = backend;
+    if (backend == ZYFA_BACKEND_AUTO) {
+      const zyfa_status_t status = pick_backend(handle, backend, &kind);
+      if (status != ZYFA_STATUS_SUCCESS) return status;
+    }
+    *alignment = zyfa::backend_alignment(kind);
+    return ZYFA_STATUS_SUCCESS;
+  });
+}
+
 ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc) {
   return guarded([&] {
     zyfa::FwdProblem problem;
     const zyfa_status_t status = resolve_fwd(handle, desc, &problem);
-    return status != ZYFA_STATUS_SUCCESS ? status : handle->backend(problem.backend).fwd(problem);
+    if (status != ZYFA_STATUS_SUCCESS || empty_call(problem)) return status;
+    return handle->backend(problem.backend).fwd(problem);
   });
 }
 
@@ -122,7 +152,8 @@ ZYFA_API zyfa_status_t zyfa_fwd_prepare(zyfa_handle_t handle, const zyfa_fwd_des
   return guarded([&] {
     zyfa::FwdProblem problem;
     const zyfa_status_t status = resolve_fwd(handle, desc, &problem);
-    return status != ZYFA_STATUS_SUCCESS ? status : handle->backend(problem.backend).fwd_prepare(problem);
+    if (status != ZYFA_STATUS_SUCCESS || empty_call(problem)) return status;
+    return handle->backend(problem.backend).fwd_prepare(problem);
   });
 }
 

@@ -33,12 +33,19 @@ size_t dtype_size(zyfa_dtype_t d) {
 
 bool known_backend(zyfa_backend_t b) { return b >= ZYFA_BACKEND_AUTO && b <= ZYFA_BACKEND_CUDA; }
 
-// Byte span [lo, hi) that a strided tensor touches.
+bool is_empty(const int64_t shape[4]) {
+  return shape[0] == 0 || shape[1] == 0 || shape[2] == 0 || shape[3] == 0;
+}
+
+// Byte span [lo, hi) that a strided tensor touches; empty (lo == hi) for a tensor of no element.
+// Overlap between tensors is judged on these bounding spans: conservative for interleaved
+// tensors (docs/api.md states the rule).
 struct Span {
   uintptr_t lo = 0, hi = 0;
 };
 
 Span span_of(const void* data, const int64_t shape[4], const int64_t stride[4], size_t elem) {
+  if (is_empty(shape)) return {};
   int64_t last = 0;
   for (int i = 0; i < 4; ++i) last += (shape[i] - 1) * stride[i];
   const auto base = reinterpret_cast<uintptr_t>(data);
@@ -47,17 +54,27 @@ Span span_of(const void* data, const int64_t shape[4], const int64_t stride[4], 
 
 bool overlaps(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
 
-// Shape, strides, pointer and dtype-independent rules of one tensor.
-zyfa_status_t check_tensor(const char* name, const zyfa_tensor_t& t) {
-  if (t.data == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.data is NULL", name);
+// Which dimensions may be 0: an attention call of no batch or no heads is a valid empty call.
+constexpr bool kFwdMayBeEmpty[4] = {true, false, true, false};
+constexpr bool kNeverEmpty[4] = {false, false, false, false};
+
+// Shape, strides, pointer and dtype-independent rules of one tensor. The data of a tensor of no
+// element may be NULL: it addresses nothing.
+zyfa_status_t check_tensor(const char* name, const zyfa_tensor_t& t, const bool (&may_be_empty)[4]) {
+  // NULL first, so an unset tensor reads as such; only a tensor empty by an allowed dimension
+  // (seqlen and head_dim still >= 1) may omit its data.
+  const bool allowed_empty = ((may_be_empty[0] && t.shape[0] == 0) || (may_be_empty[2] && t.shape[2] == 0)) &&
+                             t.shape[1] >= 1 && t.shape[3] >= 1;
+  if (t.data == nullptr && !allowed_empty) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.data is NULL", name);
   if (dtype_size(t.dtype) == 0)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.dtype = {}: not a zyfa_dtype_t value", name,
                 static_cast<int>(t.dtype));
   static const char* dims[4] = {"batch", "seqlen", "heads", "head_dim"};
   for (int i = 0; i < 4; ++i) {
-    if (t.shape[i] < 1 || t.shape[i] > kMaxDim)
-      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.shape[{}] = {}: {} must be in [1, 2^31]", name, i,
-                  t.shape[i], dims[i]);
+    const int64_t lowest = may_be_empty[i] ? 0 : 1;
+    if (t.shape[i] < lowest || t.shape[i] > kMaxDim)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.shape[{}] = {}: {} must be in [{}, 2^31]", name, i,
+                  t.shape[i], dims[i], lowest);
     if (t.stride[i] < 0 || t.stride[i] > (int64_t{1} << 40))
       return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.stride[{}] = {}: strides must be in [0, 2^40]",
                   name, i, t.stride[i]);
@@ -67,7 +84,7 @@ zyfa_status_t check_tensor(const char* name, const zyfa_tensor_t& t) {
                 t.stride[3]);
   // The largest offset must stay far from int64 overflow (and the 2^63 byte address space).
   double extent = 0;
-  for (int i = 0; i < 4; ++i) extent += double(t.shape[i] - 1) * double(t.stride[i]);
+  for (int i = 0; i < 4; ++i) extent += double(std::max<int64_t>(t.shape[i] - 1, 0)) * double(t.stride[i]);
   if (extent > double(int64_t{1} << 56))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}: shape and strides address {:.3g} elements (limit 2^56)",
                 name, extent);
@@ -78,9 +95,14 @@ zyfa_status_t check_tensor(const char* name, const zyfa_tensor_t& t) {
   return ZYFA_STATUS_SUCCESS;
 }
 
-// An output must not write any element twice: sorted by stride, each stride must step past the
-// extent of the smaller dimensions.
+// An output must not write any element twice. The rule is the nested-layout one (a permutation
+// of the dimensions, each padded as it likes): sorted by stride, each stride must step past the
+// extent of the smaller dimensions. It accepts every bshd/bhsd/padded/sliced layout and refuses
+// every layout that writes an element twice, but also the rare interleaved layouts that write
+// each element once (deciding those exactly is a bounded subset-sum problem); docs/api.md
+// states the rule.
 zyfa_status_t check_no_self_overlap(const char* name, const zyfa_tensor_t& t) {
+  if (is_empty(t.shape)) return ZYFA_STATUS_SUCCESS;
   int order[4] = {0, 1, 2, 3};
   std::sort(order, order + 4, [&](int a, int b) { return t.stride[a] < t.stride[b]; });
   int64_t reach = 0;  // largest offset reachable by the dimensions seen so far
@@ -88,7 +110,8 @@ zyfa_status_t check_no_self_overlap(const char* name, const zyfa_tensor_t& t) {
     if (t.shape[i] == 1) continue;
     if (t.stride[i] <= reach)
       return fail(ZYFA_STATUS_INVALID_ARGUMENT,
-                  "{}.stride[{}] = {}: output elements would overlap (stride must exceed {})", name, i,
+                  "{}.stride[{}] = {}: output elements may overlap (sorted by stride, each stride must "
+                  "exceed {}, the last offset of the dimensions of smaller stride)", name, i,
                   t.stride[i], reach);
     reach += (t.shape[i] - 1) * t.stride[i];
   }
@@ -167,10 +190,10 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
   if (d.causal != 1)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->causal = {}: must be 1", d.causal);
 
-  ZYFA_TRY(check_tensor("q", d.q));
-  ZYFA_TRY(check_tensor("k", d.k));
-  ZYFA_TRY(check_tensor("v", d.v));
-  ZYFA_TRY(check_tensor("out", d.out));
+  ZYFA_TRY(check_tensor("q", d.q, kFwdMayBeEmpty));
+  ZYFA_TRY(check_tensor("k", d.k, kFwdMayBeEmpty));
+  ZYFA_TRY(check_tensor("v", d.v, kFwdMayBeEmpty));
+  ZYFA_TRY(check_tensor("out", d.out, kFwdMayBeEmpty));
 
   if (d.q.dtype != ZYFA_DTYPE_BF16 && d.q.dtype != ZYFA_DTYPE_FP8_E4M3)
     return fail(ZYFA_STATUS_NOT_SUPPORTED, "q.dtype = {}: inputs must be BF16 or FP8_E4M3",
@@ -197,8 +220,7 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
       {"k", 0, d.k.shape[0], B, "batch must match q.shape[0]"},
       {"v", 0, d.v.shape[0], B, "batch must match q.shape[0]"},
       {"out", 0, d.out.shape[0], B, "batch must match q.shape[0]"},
-      {"k", 1, d.k.shape[1], S, "seqlen_k must equal seqlen_q (q.shape[1])"},
-      {"v", 1, d.v.shape[1], S, "seqlen must match q.shape[1]"},
+      {"v", 1, d.v.shape[1], d.k.shape[1], "seqlen_k must match k.shape[1]"},
       {"out", 1, d.out.shape[1], S, "seqlen must match q.shape[1]"},
       {"v", 2, d.v.shape[2], Hk, "heads_k must match k.shape[2]"},
       {"out", 2, d.out.shape[2], H, "heads must match q.shape[2]"},
@@ -209,9 +231,17 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
     if (e.got != e.want)
       return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.shape[{}] = {}: {} = {}", e.name, e.dim, e.got, e.what,
                   e.want);
-  if (H % Hk != 0)
+  // With no query heads any heads_k (even 0) is an empty call.
+  if (H != 0 && (Hk == 0 || H % Hk != 0))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
                 "k.shape[2] = {}: heads_k must divide the query heads q.shape[2] = {}", Hk, H);
+  // Well-formed, but chunked prefill (queries at the end of a longer key sequence) is not
+  // implemented yet.
+  if (d.k.shape[1] != S)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                "k.shape[1] = {}: seqlen_k differs from seqlen_q = {} (q.shape[1]); only seqlen_q == "
+                "seqlen_k is implemented",
+                d.k.shape[1], S);
   if (!((Dqk == 128 && Dv == 128) || (Dqk == 192 && Dv == 128)))
     return fail(ZYFA_STATUS_NOT_SUPPORTED,
                 "q.shape[3] = {}, v.shape[3] = {}: head dims (d_qk, d_v) must be (128, 128) or (192, 128)",
@@ -231,7 +261,7 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
       return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: not 4-byte aligned",
                   static_cast<void*>(d.lse));
     const auto lo = reinterpret_cast<uintptr_t>(d.lse);
-    const Span sl{lo, lo + static_cast<uintptr_t>(B * H * S) * sizeof(float)};
+    const Span sl{lo, lo + static_cast<uintptr_t>(B * H * S) * sizeof(float)};  // empty when B*H = 0
     if (overlaps(sl, so))
       return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: overlaps out", static_cast<void*>(d.lse));
     for (int i = 0; i < 3; ++i)
@@ -283,8 +313,8 @@ static zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc) 
 zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProblem* p) {
   ZYFA_TRY(validate_quantize_header(desc));
   const zyfa_quantize_desc_t& d = *desc;
-  ZYFA_TRY(check_tensor("src", d.src));
-  ZYFA_TRY(check_tensor("dst", d.dst));
+  ZYFA_TRY(check_tensor("src", d.src, kNeverEmpty));
+  ZYFA_TRY(check_tensor("dst", d.dst, kNeverEmpty));
   if (d.src.dtype != ZYFA_DTYPE_BF16 && d.src.dtype != ZYFA_DTYPE_FP32)
     return fail(ZYFA_STATUS_NOT_SUPPORTED, "src.dtype = {}: the source must be BF16 or FP32",
                 dtype_name(d.src.dtype));
@@ -317,6 +347,30 @@ zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProble
   p->descale = d.descale;
   p->stream = d.stream;
   return ZYFA_STATUS_SUCCESS;
+}
+
+zyfa_alignment_t backend_alignment(zyfa_backend_t concrete) {
+  zyfa_alignment_t a = zyfa_alignment_default();
+  a.backend = concrete;
+  a.q = a.k = a.v = a.out = 1;
+  switch (concrete) {
+    case ZYFA_BACKEND_HIP:
+    case ZYFA_BACKEND_EMU:
+      // As check_attn_supported enforces: q and k rows are read in 16-byte pieces, each lane
+      // stores four BF16 outputs at once; v has no rule beyond its element size.
+      a.q = a.k = 16;
+      a.out = 8;
+      break;
+    case ZYFA_BACKEND_CUDA:
+      // q, k and v are read by the bulk tensor copy (16-byte addresses and strides); outputs
+      // are stored as BF16 pairs.
+      a.q = a.k = a.v = 16;
+      a.out = 4;
+      break;
+    default:
+      break;
+  }
+  return a;
 }
 
 }  // namespace zyfa

@@ -10,4 +10,9 @@ namespace zyfa {
 zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* out);
 zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProblem* out);
 
+// The alignment rules of a concrete backend's attention kernels, as zyfa_backend_alignment()
+// reports them. The backends enforce them where they launch (host/amd/attn_launch.cpp,
+// host/cuda/tensor_maps.cpp); tests/host/test_alignment.cpp holds the two together.
+zyfa_alignment_t backend_alignment(zyfa_backend_t concrete);
+
 }  // namespace zyfa
