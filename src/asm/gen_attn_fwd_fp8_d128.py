@@ -29,7 +29,11 @@ wave runs every key tile because K and V of the tile are shared through LDS:
      same rounded P (times 2^-k) into the row-sum accumulator L (O and L live in AGPRs);
   5. after the last key tile: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
      a barrier ends every key tile, so the next tile's LDS stores never meet a wave still reading.
-Rows past seqlen compute on the last row and are never stored. Wait states: 20 between an MFMA
+Rows past seqlen compute on the last row and are never stored. NaN in V (e4m3fn has no Inf)
+must not reach a row that cannot see it, and 0 (a masked P) times NaN is NaN: in the diagonal
+key tile the staging threads zero V's NaN codes before the transposition and record the
+smallest key that had one; the rows at or after that key, which do see it, are stored as NaN.
+K needs nothing: a masked score is replaced (v_cndmask), never multiplied. Wait states: 20 between an MFMA
 and VALU reads of its result, 2 between a VALU write of VCC/SGPR and its VALU read, 1 after a
 transcendental; every memory result is waited for with s_waitcnt before use, and at most 15
 LDS operations are outstanding (what lgkmcnt counts).
@@ -51,9 +55,11 @@ KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, ban
 VROW = 132            # LDS bytes per Vt row (one dv, 128 keys; 33 dwords: the 32 rows one operand
                       # read touches fall in 32 different banks)
 VT_BASE = TILE * KROW
-LDS_BYTES = VT_BASE + 128 * VROW
+BADV_BASE = VT_BASE + 128 * VROW  # 4 dwords: wave w's smallest diagonal-tile key with a NaN in V
+LDS_BYTES = BADV_BASE + 16
 LEAN_BIAS = 56.5 + 4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977)  # fp8_model.h kLeanBias
 RESCALE_THRESHOLD = 0.125
+LARGE_M = 2.0 ** 14   # |running max| from which lean P takes the out-of-line path (8m: ulp 2^-6)
 LN2 = 0.6931471805599453
 
 
@@ -82,7 +88,9 @@ S_VB = 94     # s[94:95] V base
 S_Y = 96      # s[96:97] 64-bit scratch / mask pair
 S_VDS = 98    # v descale of (b, hk)
 S_T1 = 99
-NEXT_SGPR = 100
+S_BADV = 100  # smallest key with a NaN in V in the diagonal tile (absolute), past the tile if none
+S_LARGE = 101  # 1 when some row's running max is at least LARGE_M in magnitude (lean P's slow path)
+NEXT_SGPR = 102
 
 # ---- VGPRs
 V_TID, V_BIAS, V_J, V_H = 0, 1, 2, 3
@@ -128,6 +136,7 @@ class Labels:
 
 
 L = Labels()
+OUT_OF_LINE = []  # rarely taken blocks, placed after s_endpgm
 
 
 def fast_div(dst: int, n: int, div: int):
@@ -331,6 +340,7 @@ def store_lds():
     b = ["s_waitcnt vmcnt(0)"]
     for i in range(4):
         b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF + 4 * i, 4)} offset:{16 * i}")
+    b += diagonal_v_check()
     b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
           "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
           f"s_mov_b32 s{S_X}, 0x05010400",
@@ -353,6 +363,58 @@ def store_lds():
             # 4 + 8 LDS writes outstanding: keep the count within the 15 lgkmcnt can hold
             b.append("s_waitcnt lgkmcnt(4)")
         b.append(f"ds_write_b32 v{V_VW}, v{V_S + r} offset:{r * VROW}")
+    return b
+
+
+def diagonal_v_check():
+    """In the diagonal key tile only: the wave's smallest key (tile offset) with a NaN code in
+    the V bytes it staged (all 128 keys, dv 32 w .. 32 w + 31) goes to LDS word w, and those
+    codes are zeroed, so that a masked P of 0 never multiplies a NaN. A byte x is NaN when
+    (x & 0x7f) + 1 carries into bit 7; per dword, 0x80 then marks each NaN byte."""
+    t = V_T
+    skip, clean = L("not_diagonal"), L("v_finite")
+    v = [V_PF + 16 + 4 * i + w for i in range(4) for w in range(4)]  # key 4(t%32) + i, dword w
+    b = [f"s_add_u32 s{S_T1}, s{S_KT}, 1",
+         f"s_cmp_lt_u32 s{S_T1}, s{S_NKT}",
+         f"s_cbranch_scc1 {skip}",
+         "// NaN marks of staged key i, OR over its 4 dwords, in v[t+4+i]"]
+    for i in range(4):
+        for w in range(4):
+            r = v[4 * i + w]
+            dst = t + 4 + i if w == 0 else t + 8
+            b += [f"v_and_b32 v{dst}, 0x7f7f7f7f, v{r}",
+                  f"v_add_u32 v{dst}, 0x1010101, v{dst}",
+                  f"v_and_b32 v{dst}, 0x80808080, v{dst}"]
+            if w:
+                b.append(f"v_or_b32 v{t + 4 + i}, v{t + 4 + i}, v{t + 8}")
+    b += ["// lanes l and l + 32 stage the same keys 4(l%32) .. +3: bit g of the OR of a ballot's",
+          "// halves is key 4g + i; s_ff1 of 0 is -1, which makes the key >= 128 (none)",
+          f"s_mov_b32 s{S_BADV}, -1"]
+    for i in range(4):
+        b += [f"v_cmp_ne_u32_e64 s[{S_X}:{S_X + 1}], 0, v{t + 4 + i}",
+              f"s_or_b32 s{S_X}, s{S_X}, s{S_X + 1}",
+              f"s_ff1_i32_b32 s{S_Y}, s{S_X}",
+              f"s_lshl_b32 s{S_Y}, s{S_Y}, 2",
+              f"s_add_u32 s{S_Y}, s{S_Y}, {i}",
+              f"s_min_u32 s{S_BADV}, s{S_BADV}, s{S_Y}"]
+    b += [f"s_min_u32 s{S_BADV}, s{S_BADV}, {TILE}",
+          f"s_cmp_ge_u32 s{S_BADV}, {TILE}",
+          f"s_cbranch_scc1 {clean}",
+          "// zero the NaN bytes: mask = marks | (marks - (marks >> 7)), x & ~mask"]
+    for r in v:
+        b += [f"v_and_b32 v{t + 8}, 0x7f7f7f7f, v{r}",
+              f"v_add_u32 v{t + 8}, 0x1010101, v{t + 8}",
+              f"v_and_b32 v{t + 8}, 0x80808080, v{t + 8}",
+              f"v_lshrrev_b32 v{t + 9}, 7, v{t + 8}",
+              f"v_sub_u32 v{t + 9}, v{t + 8}, v{t + 9}",
+              f"v_or_b32 v{t + 8}, v{t + 8}, v{t + 9}",
+              f"v_bfi_b32 v{r}, v{t + 8}, 0, v{r}"]
+    b += [f"{clean}:",
+          f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 2",
+          f"v_mov_b32 v{t + 8}, s{S_T1}",
+          f"v_mov_b32 v{t + 9}, s{S_BADV}",
+          f"ds_write_b32 v{t + 8}, v{t + 9} offset:{BADV_BASE}",
+          f"{skip}:"]
     return b
 
 
@@ -398,7 +460,18 @@ def qk():
 
 def mask_last_tile():
     """Keys past the row (causal) or past seqlen get -inf; only the diagonal key tile has any."""
+    t = V_T
     b = [
+        "// the smallest key with a NaN in V over the 4 waves (written before the barrier)",
+        f"v_mov_b32 v{t + 4}, 0",
+        f"ds_read_b128 {vr(t, 4)}, v{t + 4} offset:{BADV_BASE}",
+        "s_waitcnt lgkmcnt(0)",
+        f"v_min3_u32 v{t}, v{t}, v{t + 1}, v{t + 2}",
+        f"v_min_u32 v{t}, v{t}, v{t + 3}",
+        "s_nop 0",
+        f"v_readfirstlane_b32 s{S_BADV}, v{t}",
+        f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
+        f"s_add_u32 s{S_BADV}, s{S_BADV}, s{S_T0}",
         "// dm0 = qrow - (key0 + 4h): element (sb, r) at key offset 32 sb + 8 (r/4) + r%4 stays when offset <= dm",
         f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
         f"v_lshl_add_u32 v{V_DM0}, v{V_H}, 2, s{S_T0}",
@@ -432,6 +505,15 @@ def max_of(dst: int, regs):
             b.append(f"v_max_f32 v{dst}, v{dst}, v{rest[0]}")
             rest = []
     return b
+
+
+def large_m_check():
+    """S_LARGE = 1 when some row's running maximum reached LARGE_M in magnitude. m only moves
+    in the rescale path (always on the first key tile), so the flag is set there."""
+    return [f"s_mov_b32 s{S_T1}, {f32(LARGE_M)}",
+            f"v_cmp_lt_f32_e64 s[{S_Y}:{S_Y + 1}], s{S_T1}, |v{V_M}|",
+            f"s_cmp_lg_u64 s[{S_Y}:{S_Y + 1}], 0",
+            f"s_cselect_b32 s{S_LARGE}, 1, 0"]
 
 
 def rescale_accumulators():
@@ -470,7 +552,7 @@ def softmax():
           "s_nop 0"]
     skip = L("no_rescale")
     b += [f"s_cmp_eq_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {skip}"]
-    b += rescale_accumulators()
+    b += rescale_accumulators() + large_m_check()
     b += [f"{skip}:"]
     b += ["// per 64-key block: k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m);",
           "// scale byte 127 - k (E8M0 2^-k)"]
@@ -491,13 +573,18 @@ def softmax():
           "// writes its code straight into its byte of the P operand (SDWA dst_sel, other bytes",
           "// kept), byte-major so that writes to one dword are 8 instructions apart (a partial",
           "// write needs 1 wait state before the register is read again)"]
+    large, codes = L("large_scores"), L("p_codes")
+    b += [f"s_cmp_lg_u32 s{S_LARGE}, 0",
+          f"s_cbranch_scc1 {large}"]
     for blk in range(2):
         c = V_C + 2 * blk
-        for sbl in range(2):
-            sb = 2 * blk + sbl
+        for sb in (2 * blk, 2 * blk + 1):
             for r in range(0, 16, 2):
                 s = V_S + 16 * sb + r
                 b.append(f"v_pk_fma_f32 {vr(s, 2)}, {vr(s, 2)}, {vr(V_F8, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]")
+    b += [f"{codes}:"]
+    OUT_OF_LINE.extend(lean_p_large_scores(large, codes))
+    for blk in range(2):
         # P dword 4 sbl + e of the block holds score registers 4e .. 4e + 3 of block 2 blk + sbl
         for byte in range(4):
             for sbl in range(2):
@@ -506,6 +593,36 @@ def softmax():
                     dst = V_P + 8 * blk + 4 * sbl + e
                     b.append(f"v_cvt_u32_f32_sdwa v{dst}, v{src} dst_sel:BYTE_{byte} "
                              "dst_unused:UNUSED_PRESERVE src0_sel:DWORD")
+    return b
+
+
+def lean_p_large_scores(label: str, back: str):
+    """Lean P's 8x + C for a wave in which some row's running maximum m is at least LARGE_M
+    in magnitude (out of line; taken only for such scores). The one multiply-add folds -8m
+    into C, whose rounding then loses lean P's bias: at |m| = 2^24 a code is off by a whole
+    binade and far beyond, the conversion's low byte is any code, NaN included. Here
+    x = F acc - m is formed first (the product rounded as m itself was, so the row maximum
+    gets x = 0 exactly), then 8x + (bias + 8k): three packed instructions per two scores."""
+    t = V_T
+    b = [f"{label}:",
+         f"v_mov_b32 v{t}, v{V_F}",
+         f"v_xor_b32 v{t + 2}, 0x80000000, v{V_M}",
+         f"v_mov_b32 v{t + 4}, 0x41000000"]
+    for blk in range(2):
+        c = t + 6 + 2 * blk
+        b += [f"v_sub_u32 v{c}, 0x7f, v{V_SC + 2 * blk}",  # k
+              f"v_cvt_f32_u32 v{c}, v{c}",
+              f"v_mul_f32 v{c}, 0x41000000, v{c}",
+              f"v_add_f32 v{c}, v{V_BIAS}, v{c}"]
+    for blk in range(2):
+        c = t + 6 + 2 * blk
+        for sb in (2 * blk, 2 * blk + 1):
+            for r in range(0, 16, 2):
+                s = vr(V_S + 16 * sb + r, 2)
+                b += [f"v_pk_mul_f32 {s}, {s}, {vr(t, 2)} op_sel_hi:[1,0]",
+                      f"v_pk_add_f32 {s}, {s}, {vr(t + 2, 2)} op_sel_hi:[1,0]",
+                      f"v_pk_fma_f32 {s}, {s}, {vr(t + 4, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]"]
+    b.append(f"s_branch {back}")
     return b
 
 
@@ -555,6 +672,11 @@ def epilogue():
         f"v_rcp_f32 v{t}, v{t + 4}",
         "s_nop 0",
         f"v_mul_f32 v{t}, s{S_VDS}, v{t}",
+        "// rows at or after the diagonal tile's first key with a NaN in V saw it: NaN output",
+        f"v_cmp_gt_u32 vcc, s{S_BADV}, v{V_QROW}",
+        f"v_mov_b32 v{t + 5}, {f32(float('nan'))}",
+        "s_nop 0",
+        f"v_cndmask_b32 v{t}, v{t + 5}, v{t}, vcc",
     ]
     b += [f"v_accvgpr_read_b32 v{V_S + i}, a{A_O + i}" for i in range(64)]
     for i in range(64):
@@ -636,6 +758,7 @@ def body():
           "s_cbranch_scc1 .Lkey_loop"]
     b += epilogue()
     b += ["s_branch .Ljob_loop", ".Ldone:", "s_endpgm"]
+    b += OUT_OF_LINE
     return b
 
 
@@ -644,12 +767,15 @@ def print_stats():
     and what the diagonal tile's mask and a rescale add (schedule_stats.py has the rates)."""
     steady = stage_kv() + qk() + softmax() + pv() + ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32",
                                                      "s_cmp_lt_u32", "s_cbranch_scc1"]
-    rescale = rescale_accumulators()
-    steady = [l for l in steady if l not in rescale]
+    rescale = rescale_accumulators() + large_m_check()
+    diagonal = diagonal_v_check()[3:]  # what the branch at its top skips off the diagonal
+    steady = [l for l in steady if l not in rescale and l not in diagonal]
     print(schedule_stats.report("key tile (128 keys x 32 queries per wave), steady state",
                                 schedule_stats.count(steady)))
     print(schedule_stats.report("  + diagonal tile mask", schedule_stats.count(mask_last_tile())))
-    print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125)",
+    print(schedule_stats.report("  + diagonal tile V NaN check (zeroing only when one is found)",
+                                schedule_stats.count(diagonal_v_check())))
+    print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125), large-max flag",
                                 schedule_stats.count(rescale)))
     print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue())))
 

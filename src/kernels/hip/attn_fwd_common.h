@@ -87,6 +87,115 @@ __device__ inline KernargPtr kernargs() {
   return (KernargPtr)__builtin_amdgcn_kernarg_segment_ptr();  // same address space, new type
 }
 
+// A value of V that the P·V product must not see: a masked probability is 0, and 0 times
+// NaN or Inf is NaN, so in the last key block (keys past some row's causal limit or past
+// seqlen, rows clamped to the last one) a non-finite V element is read as 0 and the smallest
+// such key is kept; the rows at or after it, which do see it, are made NaN in the epilogue.
+// BF16: exponent all ones; e4m3fn: 0x7F and 0xFF are its only non-finite codes.
+template <bool kFp8, bool kTail>
+__device__ __forceinline__ uint32_t v_element(uint32_t x, int key, int& bad_key) {
+  if constexpr (kTail) {
+    const bool bad = kFp8 ? (x & 0x7Fu) == 0x7Fu : (x & 0x7F80u) == 0x7F80u;
+    bad_key = bad ? min(bad_key, key) : bad_key;
+    return bad ? 0u : x;
+  }
+  return x;
+}
+
+// O^T += V^T P^T for one key block (the block's scores s, max mx, running max m).
+template <bool kFp8, bool kTail, int kBlocks>
+__device__ __forceinline__ void pv_block(f32x16 (&o)[kDv / 32], const float (&s)[kBlocks][16], float m,
+                                         [[maybe_unused]] float mx, float& l, gptr<const uint8_t> vbase, int64_t v_row,
+                                         int kb, int seqlen, int half, int ql, int& bad_key) {
+  if constexpr (kFp8) {
+    // P^T as the B operand: byte e = 16*sb + 4g + r of the lane is score register 4g+r of
+    // block sb. A = V^T: lane (dv = 32j + ql, half) byte e is V[key of that same slot][dv].
+    //
+    // Per-block scaling: P of this 64-key block is computed times 2^E, E = floor(m - mx) with
+    // mx the block's largest score of the row, so that the block's largest probability is
+    // rounded as a value in (1/2, 1] instead of a subnormal or zero; the scaled MFMA divides
+    // 2^E back out through B's E8M0 scale (127 - E, the same in both lanes of the row, which
+    // are the lanes j and j + 32 that supply column j's scale for K blocks 0 and 1). The row
+    // sum adds the same rounded values times 2^-E (exact: a power of two). E <= 126 keeps
+    // 2^-E a normal float.
+    const int e_block = static_cast<int>(fminf(__builtin_floorf(m - mx), 126.0f));
+    const float p_shift = m - static_cast<float>(e_block);
+    const float unscale = bits_to_float(static_cast<uint32_t>(127 - e_block) << 23);
+    float block_sum = 0.0f;
+    uint32_t pw[8];
+#pragma unroll
+    for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+      for (int g = 0; g < 4; ++g) {
+        float p[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) p[r] = __builtin_amdgcn_exp2f(s[sb][4 * g + r] - p_shift);
+        int w = __builtin_amdgcn_cvt_pk_fp8_f32(p[0], p[1], 0, false);
+        w = __builtin_amdgcn_cvt_pk_fp8_f32(p[2], p[3], w, true);
+        block_sum += __builtin_amdgcn_cvt_f32_fp8(w, 0) + __builtin_amdgcn_cvt_f32_fp8(w, 1) +
+                     __builtin_amdgcn_cvt_f32_fp8(w, 2) + __builtin_amdgcn_cvt_f32_fp8(w, 3);
+        pw[4 * sb + g] = static_cast<uint32_t>(w);
+      }
+    l += block_sum * unscale;
+    const int p_scale = 127 - e_block;  // E8M0 2^-E
+    const i32x8 pb = {int(pw[0]), int(pw[1]), int(pw[2]), int(pw[3]),
+                      int(pw[4]), int(pw[5]), int(pw[6]), int(pw[7])};
+#pragma unroll
+    for (int j = 0; j < kDv / 32; ++j) {
+      const gptr<const uint8_t> vcol = vbase + 32 * j + ql;
+      uint32_t vw[8];
+#pragma unroll
+      for (int e4 = 0; e4 < 8; ++e4) {
+        uint32_t word = 0;
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int key = key_of(kb + 32 * (e4 >> 2), 4 * (e4 & 3) + r, half);
+          const uint32_t x = vcol[static_cast<int64_t>(min(key, seqlen - 1)) * v_row];
+          word |= v_element<true, kTail>(x, key, bad_key) << (8 * r);
+        }
+        vw[e4] = word;
+      }
+      const i32x8 va = {int(vw[0]), int(vw[1]), int(vw[2]), int(vw[3]),
+                        int(vw[4]), int(vw[5]), int(vw[6]), int(vw[7])};
+      o[j] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(va, pb, o[j], 0, 0, 0, 127, 0, p_scale);
+    }
+  } else {
+    // Two 32x32x16 MFMAs per 32 keys; MFMA t takes score registers 8t .. 8t+7 as its
+    // 8 bf16 slots, and V^T is gathered in that order.
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      uint32_t pw[4];
+#pragma unroll
+      for (int e2 = 0; e2 < 4; ++e2) {
+        const float p0 = __builtin_amdgcn_exp2f(s[0][8 * t + 2 * e2] - m);
+        const float p1 = __builtin_amdgcn_exp2f(s[0][8 * t + 2 * e2 + 1] - m);
+        const uint32_t b0 = bf16_rne(p0), b1 = bf16_rne(p1);
+        l += bits_to_float(b0 << 16) + bits_to_float(b1 << 16);
+        pw[e2] = b0 | (b1 << 16);
+      }
+      const u32x4 pb = {pw[0], pw[1], pw[2], pw[3]};
+#pragma unroll
+      for (int j = 0; j < kDv / 32; ++j) {
+        const gptr<const uint8_t> vcol = vbase + 2 * (32 * j + ql);
+        uint32_t vw[4];
+#pragma unroll
+        for (int e2 = 0; e2 < 4; ++e2) {
+          const int key0 = key_of(kb, 8 * t + 2 * e2, half);
+          const int key1 = key_of(kb, 8 * t + 2 * e2 + 1, half);
+          const uint32_t v0 = v_element<false, kTail>(
+              *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key0, seqlen - 1)) * v_row), key0, bad_key);
+          const uint32_t v1 = v_element<false, kTail>(
+              *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key1, seqlen - 1)) * v_row), key1, bad_key);
+          vw[e2] = v0 | (v1 << 16);
+        }
+        const u32x4 va = {vw[0], vw[1], vw[2], vw[3]};
+        o[j] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, va),
+                                                       __builtin_bit_cast(bf16x8, pb), o[j], 0, 0, 0);
+      }
+    }
+  }
+}
+
 template <bool kFp8, int kDqk>
 __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, int wave,
                           int lane) {
@@ -149,6 +258,7 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
   // Causal: keys up to the wave's last row. Every block starts at or before q0, so every row
   // has an unmasked key in every block and the max stays finite.
   const int key_end = min(seqlen, q0 + kAttnWaveRows);
+  int bad_key = 0x7FFFFFFF;  // smallest key of the last block with a non-finite V element
   for (int kb = 0; kb < key_end; kb += T::kKeyBlock) {
     f32x16 acc[T::kScoreBlocks];
 #pragma unroll
@@ -198,96 +308,26 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
 #pragma unroll
     for (int j = 0; j < kDv / 32; ++j) o[j] *= alpha;
 
-    if constexpr (kFp8) {
-      // P^T as the B operand: byte e = 16*sb + 4g + r of the lane is score register 4g+r of
-      // block sb. A = V^T: lane (dv = 32j + ql, half) byte e is V[key of that same slot][dv].
-      //
-      // Per-block scaling: P of this 64-key block is computed times 2^E, E = floor(m - mx) with
-      // mx the block's largest score of the row, so that the block's largest probability is
-      // rounded as a value in (1/2, 1] instead of a subnormal or zero; the scaled MFMA divides
-      // 2^E back out through B's E8M0 scale (127 - E, the same in both lanes of the row, which
-      // are the lanes j and j + 32 that supply column j's scale for K blocks 0 and 1). The row
-      // sum adds the same rounded values times 2^-E (exact: a power of two). E <= 126 keeps
-      // 2^-E a normal float.
-      const int e_block = static_cast<int>(fminf(__builtin_floorf(m - mx), 126.0f));
-      const float p_shift = m - static_cast<float>(e_block);
-      const float unscale = bits_to_float(static_cast<uint32_t>(127 - e_block) << 23);
-      float block_sum = 0.0f;
-      uint32_t pw[8];
-#pragma unroll
-      for (int sb = 0; sb < 2; ++sb)
-#pragma unroll
-        for (int g = 0; g < 4; ++g) {
-          float p[4];
-#pragma unroll
-          for (int r = 0; r < 4; ++r) p[r] = __builtin_amdgcn_exp2f(s[sb][4 * g + r] - p_shift);
-          int w = __builtin_amdgcn_cvt_pk_fp8_f32(p[0], p[1], 0, false);
-          w = __builtin_amdgcn_cvt_pk_fp8_f32(p[2], p[3], w, true);
-          block_sum += __builtin_amdgcn_cvt_f32_fp8(w, 0) + __builtin_amdgcn_cvt_f32_fp8(w, 1) +
-                       __builtin_amdgcn_cvt_f32_fp8(w, 2) + __builtin_amdgcn_cvt_f32_fp8(w, 3);
-          pw[4 * sb + g] = static_cast<uint32_t>(w);
-        }
-      l += block_sum * unscale;
-      const int p_scale = 127 - e_block;  // E8M0 2^-E
-      const i32x8 pb = {int(pw[0]), int(pw[1]), int(pw[2]), int(pw[3]),
-                        int(pw[4]), int(pw[5]), int(pw[6]), int(pw[7])};
-#pragma unroll
-      for (int j = 0; j < kDv / 32; ++j) {
-        const gptr<const uint8_t> vcol = vbase + 32 * j + ql;
-        uint32_t vw[8];
-#pragma unroll
-        for (int e4 = 0; e4 < 8; ++e4) {
-          uint32_t word = 0;
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int key = key_of(kb + 32 * (e4 >> 2), 4 * (e4 & 3) + r, half);
-            word |= static_cast<uint32_t>(vcol[static_cast<int64_t>(min(key, seqlen - 1)) * v_row]) << (8 * r);
-          }
-          vw[e4] = word;
-        }
-        const i32x8 va = {int(vw[0]), int(vw[1]), int(vw[2]), int(vw[3]),
-                          int(vw[4]), int(vw[5]), int(vw[6]), int(vw[7])};
-        o[j] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(va, pb, o[j], 0, 0, 0, 127, 0, p_scale);
-      }
-    } else {
-      // Two 32x32x16 MFMAs per 32 keys; MFMA t takes score registers 8t .. 8t+7 as its
-      // 8 bf16 slots, and V^T is gathered in that order.
-#pragma unroll
-      for (int t = 0; t < 2; ++t) {
-        uint32_t pw[4];
-#pragma unroll
-        for (int e2 = 0; e2 < 4; ++e2) {
-          const float p0 = __builtin_amdgcn_exp2f(s[0][8 * t + 2 * e2] - m);
-          const float p1 = __builtin_amdgcn_exp2f(s[0][8 * t + 2 * e2 + 1] - m);
-          const uint32_t b0 = bf16_rne(p0), b1 = bf16_rne(p1);
-          l += bits_to_float(b0 << 16) + bits_to_float(b1 << 16);
-          pw[e2] = b0 | (b1 << 16);
-        }
-        const u32x4 pb = {pw[0], pw[1], pw[2], pw[3]};
-#pragma unroll
-        for (int j = 0; j < kDv / 32; ++j) {
-          const gptr<const uint8_t> vcol = vbase + 2 * (32 * j + ql);
-          uint32_t vw[4];
-#pragma unroll
-          for (int e2 = 0; e2 < 4; ++e2) {
-            const int key0 = key_of(kb, 8 * t + 2 * e2, half);
-            const int key1 = key_of(kb, 8 * t + 2 * e2 + 1, half);
-            const uint32_t v0 = *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key0, seqlen - 1)) * v_row);
-            const uint32_t v1 = *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key1, seqlen - 1)) * v_row);
-            vw[e2] = v0 | (v1 << 16);
-          }
-          const u32x4 va = {vw[0], vw[1], vw[2], vw[3]};
-          o[j] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, va),
-                                                         __builtin_bit_cast(bf16x8, pb), o[j], 0, 0, 0);
-        }
-      }
-    }
+    // Only the last key block holds keys past some row's causal limit (or past seqlen).
+    if (kb + T::kKeyBlock > q0)
+      pv_block<kFp8, true>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
+    else
+      pv_block<kFp8, false>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
   }
 
   if constexpr (kFp8) xdl16_read_guard();  // the epilogue reads the last PV MFMA's results
   const float l_row = l + partner(l, lane);
+  // The rows at or after the smallest key with a non-finite V element saw it: NaN output.
+  // The wave-wide minimum is taken only when some lane found one (never, on finite inputs).
+  bool saw_bad_v = false;
+  if (__builtin_amdgcn_ballot_w64(bad_key != 0x7FFFFFFF) != 0) {
+#pragma unroll
+    for (int d = 1; d < 64; d <<= 1)
+      bad_key = min(bad_key, __builtin_amdgcn_ds_bpermute((lane ^ d) << 2, bad_key));
+    saw_bad_v = qrow >= bad_key;
+  }
   if (!qvalid) return;
-  const float inv = vd * __builtin_amdgcn_rcpf(l_row);
+  const float inv = saw_bad_v ? __builtin_nanf("") : vd * __builtin_amdgcn_rcpf(l_row);
   const gptr<uint16_t> orow = global<uint16_t>(a.out) + b * a.o_stride[0] +
                    static_cast<int64_t>(qrow) * a.o_stride[1] + h * a.o_stride[2];
 #pragma unroll

@@ -1,0 +1,35 @@
+// Non-finite values where a query cannot see them: in the keys/values of rows at or after a
+// cut (every batch and KV head) and in the bytes after the end of each input tensor. A query
+// row before the cut must come out bitwise as it did on the clean inputs; a row at or after
+// the cut sees the garbage and must not come out finite where it saw a NaN/Inf value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "support/zyfa_test_support.h"
+
+namespace zyfa::test {
+
+// Which of K and V get garbage in the rows at or after the cut. KV and K write every element
+// of those rows (NaN and ±Inf); V writes one element per (row, head) with a NaN or ±Inf
+// (BF16) or a NaN code (FP8), so that a row that sees it has a finite score and only V can
+// make it non-finite.
+enum class Garbage { KV, K, V };
+const char* to_string(Garbage);
+
+// Bytes of garbage appended after each of q, k and v.
+inline constexpr size_t kTrailBytes = 4096;
+
+// A copy of `clean` with the garbage written (seeded), and kTrailBytes of NaN/Inf bytes after
+// each tensor. cut = seqlen leaves only the trailing bytes.
+AttnData with_unseen_garbage(const AttnData& clean, int64_t cut, Garbage g, uint64_t seed);
+
+// Empty when every output element and LSE value of the rows before `cut` is bitwise the same
+// in both runs (and, with check_seen, every (row >= cut, head) of `dirty` holds a NaN or Inf
+// when the garbage was written into V); else a description of the first difference.
+std::string compare_unseen(const AttnData& a, const uint16_t* clean_out, const float* clean_lse,
+                           const uint16_t* dirty_out, const float* dirty_lse, int64_t cut,
+                           bool check_seen);
+
+}  // namespace zyfa::test
