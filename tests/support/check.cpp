@@ -50,9 +50,9 @@ Tolerance kernel_tolerance(const AttnConfig& c) {
 
 std::string CheckResult::summary() const {
   std::string s = fmt::format(
-      "rel_rms={:.3e} (tol {:.2e}) max_abs={:.3e} (tol {:.2e} = {:.2e} x max|ref| {:.3e}) "
-      "worst_index={} max_elem_rel={:.3e}",
-      rel_rms, tol.rel_rms, max_abs, tol.max_abs * ref_max, tol.max_abs, ref_max, worst_index,
+      "global_rel_rms={:.3e} (tol {:.2e}) row_rel mean={:.3e} max={:.3e} at row {} "
+      "max_abs={:.3e} (tol {:.2e} = {:.2e} x max|ref| {:.3e}) worst_index={} max_elem_rel={:.3e}",
+      rel_rms, tol.rel_rms, row_rel_mean, row_rel_max, row_worst, max_abs, tol.max_abs * ref_max, tol.max_abs, ref_max, worst_index,
       max_elem_rel);
   if (has_lse) s += fmt::format(" lse_max_abs={:.3e} (tol {:.2e}) at {}", lse_max_abs, tol.lse_abs, lse_worst_index);
   s += fmt::format(" nan={} unwritten={}", nan_count, unwritten_count);
@@ -72,15 +72,19 @@ CheckResult check_output(const AttnData& a, const ReferenceResult& ref, const ui
   r.tol = tol;
   r.ref_max = ref.out_max;
   int64_t elem_violations = 0, first_elem_violation = -1;
-  double err_sq = 0, ref_sq = 0;
-  int64_t idx = 0;
+  double err_sq = 0, ref_sq = 0, row_rel_sum = 0;
+  int64_t idx = 0, row = 0;
   for (int64_t b = 0; b < c.batch; ++b) {
     for (int64_t s = 0; s < c.seqlen; ++s) {
-      for (int64_t h = 0; h < c.heads; ++h) {
+      for (int64_t h = 0; h < c.heads; ++h, ++row) {
+        double row_err_sq = 0, row_ref_sq = 0;
         for (int64_t i = 0; i < c.d_v; ++i, ++idx) {
+          const double rv = ref.out[idx];
+          row_ref_sq += rv * rv;
           const uint16_t bits = out[a.out_offset(b, s, h, i)];
           if (is_poison_bf16(bits)) {
             ++r.unwritten_count;
+            row_err_sq = INFINITY;
             continue;
           }
           const uint32_t f32 = static_cast<uint32_t>(bits) << 16;
@@ -88,12 +92,13 @@ CheckResult check_output(const AttnData& a, const ReferenceResult& ref, const ui
           std::memcpy(&f, &f32, 4);
           if (!std::isfinite(f)) {
             ++r.nan_count;
+            row_err_sq = INFINITY;
             continue;
           }
-          const double rv = ref.out[idx];
           const double e = std::fabs(static_cast<double>(f) - rv);
           err_sq += e * e;
           ref_sq += rv * rv;
+          row_err_sq += e * e;
           if (e > r.max_abs || r.worst_index < 0) {
             r.max_abs = e;
             r.worst_index = idx;
@@ -103,9 +108,16 @@ CheckResult check_output(const AttnData& a, const ReferenceResult& ref, const ui
             if (elem_violations++ == 0) first_elem_violation = idx;
           }
         }
+        const double e_row = row_ref_sq > 0 ? std::sqrt(row_err_sq / row_ref_sq) : (row_err_sq > 0 ? INFINITY : 0.0);
+        row_rel_sum += e_row;
+        if (e_row > r.row_rel_max || r.row_worst < 0) {
+          r.row_rel_max = e_row;
+          r.row_worst = row;
+        }
       }
     }
   }
+  r.row_rel_mean = row > 0 ? row_rel_sum / static_cast<double>(row) : 0.0;
   r.rel_rms = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : (err_sq > 0 ? INFINITY : 0.0);
 
   if (lse && c.lse) {

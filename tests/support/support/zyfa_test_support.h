@@ -140,8 +140,17 @@ Tolerance kernel_tolerance(const AttnConfig& cfg);
 // Tolerance for the cpu backend: exact attention rounded once to BF16.
 Tolerance cpu_tolerance();
 
+// rel_rms is the global figure ||o - r|| / ||r|| over every output. With causal attention
+// on zero-mean inputs row s's output shrinks like 1/sqrt(s + 1), so the global figure weighs
+// row s by 1/(s + 1), favouring the first rows, whose few probabilities are nearly exact; the
+// per-row figures
+// e_row = ||o_row - r_row|| / ||r_row|| (one row: d_v outputs of one (b, s, h)) weigh every
+// row alike. Tolerances bound the global figure (docs/numerics.md); reports show both.
 struct CheckResult {
   double rel_rms = 0.0;
+  double row_rel_mean = 0.0;   // mean of e_row over rows (a row with a NaN or unwritten output: inf)
+  double row_rel_max = 0.0;    // max of e_row ...
+  int64_t row_worst = -1;      // ... at logical row (b * seqlen + s) * heads + h
   double max_abs = 0.0;        // max |o - r|
   int64_t worst_index = -1;    // logical (b, s, h, i) linear index of max_abs
   double max_elem_rel = 0.0;   // max |o - r| / |r| over |r| > 0
