@@ -143,9 +143,9 @@ Tolerance cpu_tolerance();
 // rel_rms is the global figure ||o - r|| / ||r|| over every output. With causal attention
 // on zero-mean inputs row s's output shrinks like 1/sqrt(s + 1), so the global figure weighs
 // row s by 1/(s + 1), favouring the first rows, whose few probabilities are nearly exact; the
-// per-row figures
-// e_row = ||o_row - r_row|| / ||r_row|| (one row: d_v outputs of one (b, s, h)) weigh every
-// row alike. Tolerances bound the global figure (docs/numerics.md); reports show both.
+// per-row figures e_row = ||o_row - r_row|| / ||r_row|| (one row: the d_v outputs of one
+// (b, s, h)) weigh every row alike. Tolerances bound the global figure (docs/numerics.md);
+// reports show both.
 struct CheckResult {
   double rel_rms = 0.0;
   double row_rel_mean = 0.0;   // mean of e_row over rows (a row with a NaN or unwritten output: inf)
