@@ -33,7 +33,7 @@ bool load_cudnn(std::string* why) {
   return loaded;
 }
 
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kDq, kDk, kDv, kDs, kSs, kSo, kAmaxS, kAmaxO };
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kDq, kDk, kDv, kDs, kSs, kSo, kAmaxS, kAmaxO, kStats };
 
 class Sdpa final : public CudnnSdpa {
  public:
@@ -97,7 +97,7 @@ class Sdpa final : public CudnnSdpa {
     auto k = tensor("K", kK, s.heads_k, s.d_qk);
     auto v = tensor("V", kV, s.heads_k, s.d_v);
     const float scale = s.softmax_scale != 0.0f ? s.softmax_scale : 1.0f / std::sqrt(float(s.d_qk));
-    std::shared_ptr<fe::graph::Tensor_attributes> o;
+    std::shared_ptr<fe::graph::Tensor_attributes> o, stats;
     if (s.fp8) {
       auto scalar = [&](const char* name, Uid uid) {
         return g->tensor(fe::graph::Tensor_attributes()
@@ -109,12 +109,13 @@ class Sdpa final : public CudnnSdpa {
       };
       auto opts = fe::graph::SDPA_fp8_attributes()
                       .set_name("sdpa_fp8")
-                      .set_generate_stats(false)
+                      .set_generate_stats(s.stats)
                       .set_causal_mask(true)
                       .set_attn_scale(scale);
       auto outs = g->sdpa_fp8(q, k, v, scalar("dq", kDq), scalar("dk", kDk), scalar("dv", kDv),
                               scalar("ds", kDs), scalar("ss", kSs), scalar("so", kSo), opts);
       o = outs[0];
+      stats = outs[1];
       outs[2]->set_output(true).set_uid(kAmaxS).set_dim({1, 1, 1, 1}).set_stride({1, 1, 1, 1})
           .set_data_type(fe::DataType_t::FLOAT);
       outs[3]->set_output(true).set_uid(kAmaxO).set_dim({1, 1, 1, 1}).set_stride({1, 1, 1, 1})
@@ -123,10 +124,17 @@ class Sdpa final : public CudnnSdpa {
     } else {
       auto opts = fe::graph::SDPA_attributes()
                       .set_name("sdpa")
-                      .set_generate_stats(false)
+                      .set_generate_stats(s.stats)
                       .set_causal_mask(true)
                       .set_attn_scale(scale);
-      o = g->sdpa(q, k, v, opts)[0];
+      auto outs = g->sdpa(q, k, v, opts);
+      o = outs[0];
+      stats = outs[1];
+    }
+    if (s.stats) {
+      // Stats is (b, h, s, 1); laid out (b, h, s) contiguous like ZYFA's LSE.
+      stats->set_output(true).set_uid(kStats).set_dim({s.batch, s.heads, s.seqlen, 1})
+          .set_stride({s.heads * s.seqlen, s.seqlen, 1, 1}).set_data_type(fe::DataType_t::FLOAT);
     }
     o->set_output(true).set_uid(kO).set_dim({s.batch, s.heads, s.seqlen, s.d_v})
         .set_stride({s.seqlen * s.heads * s.d_v, s.d_v, s.heads * s.d_v, 1});
@@ -150,6 +158,7 @@ class Sdpa final : public CudnnSdpa {
     ptrs_[kK] = const_cast<void*>(buffers_.k);
     ptrs_[kV] = const_cast<void*>(buffers_.v);
     ptrs_[kO] = buffers_.out;
+    if (shape_.stats) ptrs_[kStats] = buffers_.stats;
     if (shape_.fp8) {
       // [descale_s, scale_s, scale_o, amax_s, amax_o]. P is scaled by 256 before its FP8
       // rounding (descale 1/256), the same power of two ZYFA's Hopper kernels use.

@@ -14,6 +14,7 @@ struct SdpaShape {
   bool fp8 = false;
   int64_t batch = 1, seqlen = 0, heads = 0, heads_k = 0, d_qk = 128, d_v = 128;
   float softmax_scale = 0.0f;
+  bool stats = false;  // also write the softmax stats (SdpaBuffers::stats)
 };
 
 // Inputs in the bench's bshd layout (the same buffers ZYFA reads). FP8: device float descales
@@ -23,6 +24,7 @@ struct SdpaBuffers {
   const void *q = nullptr, *k = nullptr, *v = nullptr;
   void* out = nullptr;
   const float *q_descale = nullptr, *k_descale = nullptr, *v_descale = nullptr;
+  float* stats = nullptr;  // (b, h, s) float: max + ln(sum exp) of the scaled scores, as ZYFA's LSE
 };
 
 class CudnnSdpa {

@@ -1,6 +1,14 @@
 // zyfa-bench: causal prefill attention throughput (and sampled accuracy) of ZYFA, compared in
 // the same run with cuDNN's SDPA forward on the cuda backend.
 //
+// Inputs (--inputs): gaussian (i.i.d., std --input-std, the throughput protocol) or realistic
+// (the test suites' REALISTIC recipe, bench_inputs.h: per-channel means, outlier channels,
+// RoPE, an attention sink), whose outputs do not vanish with the row length.
+//
+// Accuracy (--check, sampled_error.h): per-row relative error against fp64 (mean and maximum
+// over sampled rows of several heads), the pooled figure beside it, and the LSE error per row
+// from one extra call that returns LSE (cuDNN: a second graph that writes its softmax stats).
+//
 // Protocol (per configuration): warm-up calls (500 by default), then --runs runs of --iters
 // calls each timed with CUDA events (host clock on cpu/emu); the kernel order rotates from run
 // to run; the reported time is the mean over runs of each run's mean. Before configurations
@@ -20,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench_inputs.h"
+#include "sampled_error.h"
 #include "zyfa/version.h"
 #include "zyfa/zyfa.h"
 #include "zyfa_build_config.h"
@@ -29,7 +39,6 @@
 
 #include "cudnn_sdpa.h"
 #include "device_fill.h"
-#include "sampled_error.h"
 #endif
 
 namespace zyfa::bench {
@@ -46,6 +55,7 @@ struct Options {
   int warmup = 500, iters = 100, runs = 3;
   double idle_s = 2.0;
   float input_std = 0.1f;  // standard deviation of the Gaussian q, k, v
+  InputKind inputs = InputKind::GAUSSIAN;
   bool cudnn = true;
   bool check = false;
   std::string json;
@@ -55,7 +65,9 @@ struct Options {
   std::fprintf(stderr,
                "%s\nusage: zyfa-bench [--backend cuda|cpu|emu|hip] [--dtype bf16,fp8] [--d 128,192]\n"
                "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
-               "  [--runs N] [--idle SECONDS] [--input-std X] [--no-cudnn] [--check] [--json FILE]\n",
+               "  [--runs N] [--idle SECONDS] [--inputs gaussian|realistic] [--input-std X] [--no-cudnn]\n"
+               "  [--check] [--json FILE]\n"
+               "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row)\n",
                msg);
   std::exit(2);
 }
@@ -108,6 +120,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--runs") o.runs = std::stoi(next());
     else if (a == "--idle") o.idle_s = std::stod(next());
     else if (a == "--input-std") o.input_std = std::stof(next());
+    else if (a == "--inputs") {
+      const std::string k = next();
+      if (k == "gaussian") o.inputs = InputKind::GAUSSIAN;
+      else if (k == "realistic") o.inputs = InputKind::REALISTIC;
+      else usage(("--inputs must be gaussian or realistic, not " + k).c_str());
+    }
     else if (a == "--no-cudnn") o.cudnn = false;
     else if (a == "--check") o.check = true;
     else if (a == "--json") o.json = next();
@@ -141,7 +159,8 @@ struct Kernel {
   std::function<bool()> call;  // one forward on the bench stream
   std::string note;            // e.g. output format
   std::vector<double> run_ms;  // per-run mean time of one call
-  double rel_rms = -1.0, max_abs = -1.0;  // sampled error vs fp64 (--check)
+  SampledError err;            // sampled error vs fp64 (--check); rows == 0 when not measured
+  std::string lse_note;        // why the LSE error is missing, if it is
 };
 
 struct Result {
@@ -181,10 +200,21 @@ void print_result(const Result& r) {
     const double ms = mean(k.run_ms);
     double lo = 1e30, hi = 0;
     for (double x : k.run_ms) lo = std::min(lo, x), hi = std::max(hi, x);
-    std::string err = k.rel_rms >= 0 ? fmt::format("  rel_rms {:.3e} max_abs {:.3e}", k.rel_rms, k.max_abs) : "";
-    std::printf("%-34s %-8s %9.3f ms  %7.1f TFLOP/s  (runs %.3f..%.3f ms)%s%s\n", r.cfg.name().c_str(),
-                k.name.c_str(), ms, r.cfg.flops() / (ms * 1e-3) / 1e12, lo, hi, err.c_str(),
+    std::printf("%-34s %-8s %9.3f ms  %7.1f TFLOP/s  (runs %.3f..%.3f ms)%s\n", r.cfg.name().c_str(),
+                k.name.c_str(), ms, r.cfg.flops() / (ms * 1e-3) / 1e12, lo, hi,
                 k.note.empty() ? "" : ("  [" + k.note + "]").c_str());
+  }
+  for (const Kernel& k : r.kernels) {
+    const SampledError& e = k.err;
+    if (e.rows == 0) continue;
+    std::string lse = e.lse_max >= 0 ? fmt::format("lse/row mean {:.3e} max {:.3e} nats", e.lse_mean, e.lse_max)
+                                     : "lse: " + (k.lse_note.empty() ? std::string("not measured") : k.lse_note);
+    std::printf("%-34s %-8s error vs fp64, %lld rows: rel/row mean %.3e max %.3e (h%lld r%lld)  pooled %.3e  "
+                "max_abs %.3e  %s%s\n",
+                r.cfg.name().c_str(), k.name.c_str(), static_cast<long long>(e.rows), e.row_rel_mean,
+                e.row_rel_max, static_cast<long long>(e.worst_head), static_cast<long long>(e.worst_row),
+                e.pooled_rel, e.max_abs, lse.c_str(),
+                e.nonfinite ? fmt::format("  NONFINITE {}", e.nonfinite).c_str() : "");
   }
   if (r.kernels.size() == 2 && !r.kernels[0].run_ms.empty() && !r.kernels[1].run_ms.empty()) {
     std::printf("%-34s speedup zyfa / %s: %.3fx\n", r.cfg.name().c_str(), r.kernels[1].name.c_str(),
@@ -218,6 +248,51 @@ std::vector<Config> configs(const Options& o) {
   return v;
 }
 
+// Seed of tensor t (0 q, 1 k, 2 v) of a configuration's inputs.
+uint64_t tensor_seed(const Config& c, int t) {
+  return 0x9e3779b97f4a7c15ull * (t + 1) ^ static_cast<uint64_t>(c.seqlen * 131 + c.heads);
+}
+
+// Host statistics of the realistic inputs of a configuration.
+RealisticStats config_stats(const Config& c) {
+  return realistic_stats(c.heads_k, c.d_qk, c.d_v, 0x5eed ^ static_cast<uint64_t>(c.seqlen * 131 + c.heads));
+}
+
+// Tensor t of the realistic recipe; scale, mean and sink in the memory the fill reads.
+RealisticTensor realistic_tensor(const Config& c, int t, const float* scale, const float* mean, const float* sink) {
+  RealisticTensor r;
+  r.scale = scale;
+  r.mean = mean;
+  r.sink = t == 1 ? sink : nullptr;
+  r.seqlen = c.seqlen;
+  r.heads = t == 0 ? c.heads : c.heads_k;
+  r.group = t == 0 ? c.heads / c.heads_k : 1;
+  r.d = t == 2 ? c.d_v : c.d_qk;
+  r.rope_n = t == 2 ? 0 : realistic_rope_n(c.d_qk);
+  r.seed = tensor_seed(c, t);
+  return r;
+}
+
+// Pointers to tensor t's statistics in st: {scale, mean}.
+std::pair<const float*, const float*> stats_of(const RealisticStats& st, int t) {
+  if (t == 0) return {st.q_scale.data(), st.q_mean.data()};
+  if (t == 1) return {st.k_scale.data(), st.k_mean.data()};
+  return {st.v_scale.data(), st.v_mean.data()};
+}
+
+// Copies each kernel's sampled error into it: out for the timed output, then lse_call() (one
+// more call that writes LSE, or null) for the LSE error.
+void check_kernel(const SampledReference& ref, Kernel* k, const void* out, bool out_fp8,
+                  const std::function<const float*()>& lse_call) {
+  k->err = ref.compare(out, out_fp8, nullptr);
+  const float* lse = lse_call ? lse_call() : nullptr;
+  if (lse == nullptr) return;
+  const SampledError with_lse = ref.compare(out, out_fp8, lse);
+  k->err.lse_mean = with_lse.lse_mean;
+  k->err.lse_max = with_lse.lse_max;
+  k->err.nonfinite = with_lse.nonfinite;
+}
+
 // ---------------------------------------------------------------- host backends (cpu, emu)
 
 uint16_t to_bf16(float f) {
@@ -243,8 +318,17 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
   const int64_t counts[3] = {nq, nk, nv};
   const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
   const int64_t dims[3] = {c.d_qk, c.d_qk, c.d_v};
+  const RealisticStats st = config_stats(c);
   for (int t = 0; t < 3; ++t) {
-    std::vector<float> x = gaussian(counts[t]);
+    std::vector<float> x;
+    if (o.inputs == InputKind::GAUSSIAN) {
+      x = gaussian(counts[t]);
+    } else {
+      const auto [scale, mean] = stats_of(st, t);
+      const RealisticTensor rt = realistic_tensor(c, t, scale, mean, st.k_sink.data());
+      x.resize(counts[t]);
+      for (int64_t i = 0; i < counts[t]; ++i) x[i] = realistic_at(rt, i);
+    }
     if (!fp8) {
       for (int64_t i = 0; i < counts[t]; ++i) {
         const uint16_t b = to_bf16(x[i]);
@@ -281,12 +365,28 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
                                 }});
   Options ho = o;
   ho.warmup = std::min(o.warmup, 1);
-  return time_kernels(res->kernels, ho, [](Kernel& k, int n) {
+  const bool ok = time_kernels(res->kernels, ho, [](Kernel& k, int n) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i)
       if (!k.call()) return -1.0;
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n;
   });
+  if (!ok || !o.check) return ok;
+  const SampledReference ref(SampledInputs{q.data(), k.data(), v.data(), {descale[0], descale[1], descale[2]}, fp8,
+                                           c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, host_read_rows()});
+  // LSE from one more call into separate buffers, NaN-filled so an unwritten value shows.
+  std::vector<uint16_t> out_lse(out.size());
+  std::vector<float> lse(c.batch * c.heads * c.seqlen, NAN);
+  Kernel& zk = res->kernels[0];
+  check_kernel(ref, &zk, out.data(), false, [&]() -> const float* {
+    zyfa_fwd_desc_t dl = d;
+    dl.out.data = out_lse.data();
+    dl.lse = lse.data();
+    if (zyfa_fwd(h, &dl) == ZYFA_STATUS_SUCCESS) return lse.data();
+    zk.lse_note = std::string("zyfa_fwd with lse: ") + zyfa_last_error();
+    return nullptr;
+  });
+  return true;
 }
 
 #if ZYFA_HAVE_CUDA
@@ -314,6 +414,77 @@ struct DeviceMem {
   }
 };
 
+ReadRows cuda_read_rows() {
+  return [](void* dst, const void* src, size_t width, size_t pitch, int64_t rows) {
+    return cudaMemcpy2D(dst, width, src, pitch == 0 ? width : pitch, width, rows, cudaMemcpyDeviceToHost) ==
+           cudaSuccess;
+  };
+}
+
+// --check on cuda: the timed outputs of ZYFA (out) and cuDNN (out_ref) against the fp64
+// reference of the sampled rows; LSE from one more call of each into scratch buffers (cuDNN:
+// a second graph that also writes its softmax stats, run once).
+bool check_cuda(zyfa_handle_t h, const Config& c, const zyfa_fwd_desc_t& d, bool with_cudnn, bool cudnn_fp8_out,
+                void* out, void* out_ref, DeviceMem& mem, cudaStream_t stream, Result* res) {
+  const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
+  float ds[3] = {1, 1, 1};
+  if (fp8) {
+    // The descales sit in the one device array the bench allocated: q, k, v in order.
+    BENCH_CUDA(cudaMemcpy(ds, d.q_descale.ptr, sizeof ds, cudaMemcpyDeviceToHost));
+  }
+  const SampledReference ref(SampledInputs{d.q.data, d.k.data, d.v.data, {ds[0], ds[1], ds[2]}, fp8, c.batch,
+                                           c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, cuda_read_rows()});
+  if (!ref.ok()) {
+    std::fprintf(stderr, "%s: reading the inputs back failed\n", c.name().c_str());
+    return false;
+  }
+  const size_t n_lse = static_cast<size_t>(c.batch * c.heads * c.seqlen);
+  void* out_aux = mem.alloc(static_cast<size_t>(c.batch * c.seqlen * c.heads * c.d_v) * 2);
+  float* lse = static_cast<float*>(mem.alloc(n_lse * sizeof(float)));
+  // Runs one call that writes `lse` (NaN-filled first, so an unwritten value shows) and returns
+  // it (compare() reads it back through the inputs' reader), or null with the reason in *note.
+  auto lse_of = [&](const std::function<std::string()>& call, std::string* note) -> const float* {
+    if (!out_aux || !lse) {
+      *note = "no memory for the LSE call";
+      return nullptr;
+    }
+    std::string why;
+    if (cudaMemsetAsync(lse, 0xFF, n_lse * sizeof(float), stream) != cudaSuccess) why = "cudaMemset failed";
+    if (why.empty()) why = call();
+    if (why.empty() && cudaStreamSynchronize(stream) != cudaSuccess) why = cudaGetErrorString(cudaGetLastError());
+    *note = why;
+    return why.empty() ? lse : nullptr;
+  };
+  for (Kernel& kr : res->kernels) {
+    if (kr.name == "zyfa") {
+      check_kernel(ref, &kr, out, false, [&]() {
+        return lse_of(
+            [&]() -> std::string {
+              zyfa_fwd_desc_t dl = d;
+              dl.out.data = out_aux;
+              dl.lse = lse;
+              return zyfa_fwd(h, &dl) == ZYFA_STATUS_SUCCESS ? "" : std::string("zyfa_fwd: ") + zyfa_last_error();
+            },
+            &kr.lse_note);
+      });
+    } else if (kr.name == "cudnn" && with_cudnn) {
+      check_kernel(ref, &kr, out_ref, cudnn_fp8_out, [&]() -> const float* {
+        SdpaShape s{fp8, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, 0.0f, true};
+        SdpaBuffers b{d.q.data, d.k.data, d.v.data, out_aux, d.q_descale.ptr, d.k_descale.ptr,
+                      d.v_descale.ptr, lse};
+        std::string why;
+        std::unique_ptr<CudnnSdpa> with_stats = make_cudnn_sdpa(s, b, &why);
+        if (!with_stats) {
+          kr.lse_note = "cuDNN graph with stats: " + why;
+          return nullptr;
+        }
+        return lse_of([&]() { return with_stats->run(stream) ? std::string() : with_stats->error(); }, &kr.lse_note);
+      });
+    }
+  }
+  return true;
+}
+
 bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t stream, Result* res) {
   DeviceMem mem;
   const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
@@ -330,20 +501,34 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
     std::fprintf(stderr, "%s: device allocation failed\n", c.name().c_str());
     return false;
   }
-  // Gaussian inputs (std 0.1 unless --input-std); FP8 through zyfa_fp8_quantize (power-of-two
-  // descales on device).
+  // Gaussian (std 0.1 unless --input-std) or realistic inputs, filled on the device; FP8
+  // through zyfa_fp8_quantize (power-of-two descales on device).
   void* bufs[3] = {q, k, v};
   const int64_t counts[3] = {nq, nk, nv};
   const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
   const int64_t dims[3] = {c.d_qk, c.d_qk, c.d_v};
   void* staging = fp8 ? mem.alloc(std::max({nq, nk, nv}) * 2) : nullptr;
+  const RealisticStats st = config_stats(c);
+  float* dev_sink = nullptr;
+  if (o.inputs == InputKind::REALISTIC) {
+    dev_sink = static_cast<float*>(mem.alloc(st.k_sink.size() * sizeof(float)));
+    if (!dev_sink) return false;
+    BENCH_CUDA(cudaMemcpy(dev_sink, st.k_sink.data(), st.k_sink.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
   for (int t = 0; t < 3; ++t) {
-    const uint64_t seed = 0x9e3779b97f4a7c15ull * (t + 1) ^ static_cast<uint64_t>(c.seqlen * 131 + c.heads);
-    if (!fp8) {
-      BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(bufs[t]), counts[t], seed, o.input_std, stream));
-      continue;
+    uint16_t* dst = static_cast<uint16_t*>(fp8 ? staging : bufs[t]);
+    if (o.inputs == InputKind::GAUSSIAN) {
+      BENCH_CUDA(fill_gaussian_bf16(dst, counts[t], tensor_seed(c, t), o.input_std, stream));
+    } else {
+      const auto [scale, mean] = stats_of(st, t);
+      const size_t n = static_cast<size_t>(c.heads_k * dims[t]);  // per KV head, shared by its q heads
+      float* dev = static_cast<float*>(mem.alloc(2 * n * sizeof(float)));
+      if (!dev) return false;
+      BENCH_CUDA(cudaMemcpy(dev, scale, n * sizeof(float), cudaMemcpyHostToDevice));
+      BENCH_CUDA(cudaMemcpy(dev + n, mean, n * sizeof(float), cudaMemcpyHostToDevice));
+      BENCH_CUDA(fill_realistic_bf16(dst, counts[t], realistic_tensor(c, t, dev, dev + n, dev_sink), stream));
     }
-    BENCH_CUDA(fill_gaussian_bf16(static_cast<uint16_t*>(staging), counts[t], seed, o.input_std, stream));
+    if (!fp8) continue;
     zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
     qd.src = zyfa_tensor_bshd(staging, ZYFA_DTYPE_BF16, c.batch, c.seqlen, heads[t], dims[t]);
     qd.dst = zyfa_tensor_bshd(bufs[t], ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, heads[t], dims[t]);
@@ -414,18 +599,24 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
   if (!ok) return false;
   BENCH_CUDA(cudaStreamSynchronize(stream));
   BENCH_CUDA(cudaGetLastError());
-  if (o.check) {
-    SampledInputs in{q, k, v, descales, fp8, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v};
-    for (Kernel& kr : res->kernels) {
-      const bool out_fp8 = kr.name == "cudnn" && cudnn && cudnn->out_is_fp8();
-      const SampledError e = sampled_error(in, kr.name == "zyfa" ? out : out_ref, out_fp8);
-      kr.rel_rms = e.rel_rms;
-      kr.max_abs = e.max_abs;
-    }
-  }
+  if (o.check) return check_cuda(h, c, d, o.cudnn && cudnn, cudnn && cudnn->out_is_fp8(), out, out_ref, mem, stream, res);
   return true;
 }
 #endif
+
+// A measured figure, or null (not measured, or infinite: a NaN/inf output).
+std::string json_num(double x) { return x >= 0 && std::isfinite(x) ? fmt::format("{:.4e}", x) : "null"; }
+
+// The --check fields of one kernel (empty without --check).
+std::string error_json(const Kernel& k) {
+  const SampledError& e = k.err;
+  if (e.rows == 0) return "";
+  return fmt::format(
+      "\"sampled_rows\": {}, \"row_rel_mean\": {}, \"row_rel_max\": {}, \"row_rel_max_at\": [{}, {}], "
+      "\"pooled_rel\": {}, \"max_abs\": {}, \"lse_row_mean\": {}, \"lse_row_max\": {}, \"nonfinite\": {}, ",
+      e.rows, json_num(e.row_rel_mean), json_num(e.row_rel_max), e.worst_head, e.worst_row, json_num(e.pooled_rel),
+      json_num(e.max_abs), json_num(e.lse_mean), json_num(e.lse_max), e.nonfinite);
+}
 
 void write_json(const Options& o, const std::vector<Result>& results, const std::string& device,
                 const std::string& cudnn_ver) {
@@ -438,7 +629,11 @@ void write_json(const Options& o, const std::vector<Result>& results, const std:
              ZYFA_VERSION_STRING);
   fmt::print(f, "  \"protocol\": {{\"warmup\": {}, \"iters\": {}, \"runs\": {}, \"idle_s\": {}, ", o.warmup,
              o.iters, o.runs, o.idle_s);
-  fmt::print(f, "\"input_std\": {}}},\n", o.input_std);
+  fmt::print(f, "\"inputs\": \"{}\", \"input_std\": {}, \"check\": {}}},\n", to_string(o.inputs), o.input_std,
+             o.check ? "\"per-row relative error ||o_r - ref_r|| / ||ref_r|| over sampled rows (mean, max; "
+                       "max_at = [head, row]); pooled_rel = ||o - ref|| / ||ref|| over the same rows together; "
+                       "LSE error per row in nats\""
+                     : "null");
   fmt::print(f, "  \"results\": [\n");
   bool first = true;
   for (const Result& r : results) {
@@ -449,13 +644,11 @@ void write_json(const Options& o, const std::vector<Result>& results, const std:
       fmt::print(f,
                  "{}    {{\"config\": \"{}\", \"backend\": \"{}\", \"kernel\": \"{}\", \"dtype\": \"{}\", "
                  "\"batch\": {}, \"seqlen\": {}, \"heads\": {}, \"heads_k\": {}, \"d_qk\": {}, \"d_v\": {}, "
-                 "\"time_ms\": {:.5f}, \"run_ms\": [{}], \"tflops\": {:.2f}, \"rel_rms\": {}, \"max_abs\": {}, "
-                 "\"note\": \"{}\"}}",
+                 "\"time_ms\": {:.5f}, \"run_ms\": [{}], \"tflops\": {:.2f}, {}\"note\": \"{}\"}}",
                  first ? "" : ",\n", r.cfg.name(), r.backend, k.name,
                  r.cfg.dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8", r.cfg.batch, r.cfg.seqlen, r.cfg.heads,
                  r.cfg.heads_k, r.cfg.d_qk, r.cfg.d_v, ms, runs, r.cfg.flops() / (ms * 1e-3) / 1e12,
-                 k.rel_rms >= 0 ? fmt::format("{:.4e}", k.rel_rms) : "null",
-                 k.max_abs >= 0 ? fmt::format("{:.4e}", k.max_abs) : "null", k.note);
+                 error_json(k), k.note);
       first = false;
     }
   }
@@ -496,9 +689,12 @@ int main_impl(int argc, char** argv) {
     return 1;
   }
   std::printf("device: %s%s\nprotocol: %d warm-up calls, %d runs x %d calls, rotated order, "
-              "idle %.1f s before S >= 16K, Gaussian inputs std %g\n",
+              "idle %.1f s before S >= 16K, %s\n",
               device.c_str(), cudnn_ver.empty() ? "" : (", cuDNN " + cudnn_ver).c_str(), o.warmup, o.runs,
-              o.iters, o.idle_s, static_cast<double>(o.input_std));
+              o.iters, o.idle_s,
+              o.inputs == InputKind::GAUSSIAN
+                  ? fmt::format("Gaussian inputs std {:g}", static_cast<double>(o.input_std)).c_str()
+                  : "realistic inputs (per-channel means, outlier channels, RoPE, sink)");
   std::vector<Result> results;
   bool all_ok = true;
   for (const Config& c : configs(o)) {

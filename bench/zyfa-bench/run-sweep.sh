@@ -3,15 +3,33 @@
 # warm-up calls, 3 rotated runs of 100 calls, 5 s idle before each, sampled fp64 accuracy) on
 # Gaussian inputs of std 0.1 and, to show how the speed depends on the data, of std 1; then
 # the whole sweep (S 2K..32K, MHA and GQA 4:1, d 128 and 192/128, BF16 and FP8) with a
-# shorter protocol.
-# Usage: run-sweep.sh <zyfa-bench binary> <output dir>
+# shorter protocol; then the accuracy run.
+#
+# Accuracy run: ZYFA and cuDNN against fp64 on sampled rows (per-row relative error mean and
+# max, the pooled figure, LSE error per row; sampled_error.h), FP8 and BF16, d 128 and
+# 192/128, S 2K, 8K and 32K, on Gaussian inputs of std 0.1 and std 1 (outputs shrink with the
+# row length) and on realistic inputs (per-channel means, outliers, RoPE, a sink; outputs do
+# not vanish). One call per kernel: the figures need no timing.
+# Usage: run-sweep.sh <zyfa-bench binary> <output dir> [all|accuracy]
 set -eu
-bench=$1 out=$2
+bench=$1 out=$2 what=${3:-all}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$out/gpu.csv" 2>&1 || true
-headline="--dtype bf16,fp8 --d 128 --gqa 1 --seqlen 32768 --heads 32 --warmup 500 --iters 100 --runs 3 --idle 5 --check"
-# shellcheck disable=SC2086
-"$bench" $headline --json "$out/headline.json" | tee "$out/headline.log"
-# shellcheck disable=SC2086
-"$bench" $headline --input-std 1 --json "$out/headline-std1.json" | tee "$out/headline-std1.log"
-"$bench" --warmup 100 --iters 30 --runs 3 --json "$out/sweep.json" | tee "$out/sweep.log"
+if [ "$what" = all ]; then
+  headline="--dtype bf16,fp8 --d 128 --gqa 1 --seqlen 32768 --heads 32 --warmup 500 --iters 100 --runs 3 --idle 5 --check"
+  # shellcheck disable=SC2086
+  "$bench" $headline --json "$out/headline.json" | tee "$out/headline.log"
+  # shellcheck disable=SC2086
+  "$bench" $headline --input-std 1 --json "$out/headline-std1.json" | tee "$out/headline-std1.log"
+  "$bench" --warmup 100 --iters 30 --runs 3 --json "$out/sweep.json" | tee "$out/sweep.log"
+fi
+accuracy="--dtype fp8,bf16 --d 128,192 --gqa 1 --seqlen 2048,8192,32768 --warmup 1 --iters 1 --runs 1 --idle 0 --check"
+for inputs in std0.1 std1 realistic; do
+  case $inputs in
+  std0.1) args="--inputs gaussian --input-std 0.1" ;;
+  std1) args="--inputs gaussian --input-std 1" ;;
+  realistic) args="--inputs realistic" ;;
+  esac
+  # shellcheck disable=SC2086
+  "$bench" $accuracy $args --json "$out/accuracy-$inputs.json" | tee "$out/accuracy-$inputs.log"
+done
