@@ -2,7 +2,9 @@
 // run, and with one fewer must stop with a hazard diagnostic. gfx950 numbers from LLVM
 // GCNHazardRecognizer.cpp: 4-pass XDL result read by VALU/VMEM/LDS or as SrcA 8, by an
 // overlapping SrcC 6; 8-pass read 12; 16-pass read 20; VALU write then MFMA read 2; VALU write
-// of an in-flight SrcC 3; VALU overwrite of a 4-pass result 8; same-SrcC chain 0.
+// of an in-flight SrcC 3; VALU overwrite of a 4-pass result 8; same-SrcC chain 0. VMEM and LDS
+// loads into an MFMA's registers (checkMAIVALUHazards: their definitions count as a VALU's):
+// overwrite of a 4-pass result 8, of an 8-pass result 12; into a 4-pass SrcC 3, 8-pass SrcC 7.
 #include "kernel_harness.h"
 
 namespace zyfa::emu::test {
@@ -31,7 +33,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"k_mfma_overlap_ok", "k_mfma_overlap_short"}, Case{"k_valu_mfma_ok", "k_valu_mfma_short"},
                       Case{"k_valu_war_ok", "k_valu_war_short"}, Case{"k_mfma_store_ok", "k_mfma_store_short"},
                       Case{"k_mfma_srca_ok", "k_mfma_srca_short"}, Case{"k_mfma_waw_ok", "k_mfma_waw_short"},
-                      Case{"k_mfma_ds_ok", "k_mfma_ds_short"}, Case{"k_mfma16_read_ok", "k_mfma16_read_short"}),
+                      Case{"k_mfma_ds_ok", "k_mfma_ds_short"}, Case{"k_mfma16_read_ok", "k_mfma16_read_short"},
+                      Case{"k_ds_load_waw_ok", "k_ds_load_waw_short"},
+                      Case{"k_vmem_load_waw_ok", "k_vmem_load_waw_short"},
+                      Case{"k_ds_load_war_ok", "k_ds_load_war_short"},
+                      Case{"k_vmem_load_war_ok", "k_vmem_load_war_short"}),
     [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.ok).substr(2); });
 
 TEST(EmuMfma, ResultsOfAllOnesAndChain) {

@@ -230,6 +230,7 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
 
 void Executor::issue(PendingOp* op) {
   Wave& w = *w_;
+  hazard_check_load_destinations(*op);
   check_memory_order(*op);
   if (op->kind == PendingOp::kGlobalLoadToLds) ++w.lds_dma_in_flight;
   // A full counter stalls issue until the oldest operation returns.

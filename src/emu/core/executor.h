@@ -87,6 +87,8 @@ class Executor {
   // A VALU writing a VGPR that a > 64-bit VMEM store issued just before still reads.
   void hazard_check_store_data_overwrite(uint32_t vgpr);
   void hazard_before_instruction();
+  // A VMEM/LDS load whose destination an MFMA still writes or reads as SrcC (at issue).
+  void hazard_check_load_destinations(const PendingOp& op);
 
   const DispatchContext& ctx() const { return ctx_; }
 

@@ -80,6 +80,33 @@ void Executor::hazard_check_store_data_overwrite(uint32_t vgpr) {
                       vgpr, 2 - (w.store_data_read_until[vgpr] - w.clock) + 0));
 }
 
+// A VMEM or LDS instruction whose destination register an XDL MFMA is still writing (WAW) or
+// still reads as SrcC (WAR). GCNHazardRecognizer::checkMAIVALUHazards checks the definitions
+// of VMEM/FLAT/DS instructions exactly as those of a VALU: P+3 wait states after the MFMA
+// writing an overlapping register (gfx950: one more for 4/8/16 passes), P-1 after the one
+// reading it as SrcC. The load writes its registers later, but the rule counts from its issue.
+void Executor::hazard_check_load_destinations(const PendingOp& op) {
+  Wave& w = *w_;
+  if (!w.any_mfma || w.clock - w.last_mfma_clock > 24) return;
+  for (int i = 0; i < op.nmarked; ++i) {
+    const uint32_t reg = op.marked[i];
+    if (reg >= kSgprBase) continue;
+    const char* kind = op.counter == Counter::kVm ? "VMEM" : "LDS";
+    const MfmaWrite& m = w.mfma_write[reg];
+    if (m.valid) {
+      const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
+      const int64_t have = int64_t(w.clock) - int64_t(m.clock) - 1;
+      if (have < need)
+        fault(fmt::format("MFMA hazard: {} load into {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
+                          "gfx950 requires {}", kind, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));
+    }
+    if (w.mfma_srcc_read_until[reg] > w.clock)
+      fault(fmt::format("MFMA hazard: {} load into {}{} while an in-flight MFMA still reads it as SrcC "
+                        "(needs {} more wait state(s))", kind, reg >= kAgprBase ? "a" : "v", reg % 256,
+                        w.mfma_srcc_read_until[reg] - w.clock));
+  }
+}
+
 void Executor::hazard_before_instruction() {}
 
 }  // namespace zyfa::emu

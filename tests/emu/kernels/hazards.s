@@ -209,3 +209,79 @@ KERNEL_END k_mfma16_read_ok, 64, 16
 KERNEL_BEGIN k_mfma16_read_short
   MFMA16_READ 2
 KERNEL_END k_mfma16_read_short, 64, 16
+
+// Loads into registers of an MFMA (GCNHazardRecognizer checkMAIVALUHazards counts VMEM/DS
+// definitions like VALU ones). LDS load overwriting a 4-pass result (WAW): 8 wait states.
+.macro MFMA_DS_LOAD_WAW nops
+  SETUP_AB
+  v_mov_b32 v30, 0
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
+  s_nop \nops
+  ds_read_b32 v22, v30
+  s_waitcnt lgkmcnt(0)
+.endm
+KERNEL_BEGIN k_ds_load_waw_ok
+  MFMA_DS_LOAD_WAW 7
+KERNEL_END k_ds_load_waw_ok, 64, 0, 64
+KERNEL_BEGIN k_ds_load_waw_short
+  MFMA_DS_LOAD_WAW 6
+KERNEL_END k_ds_load_waw_short, 64, 0, 64
+
+// Global load into an AGPR an 8-pass MFMA writes (WAW): 12 wait states.
+.macro MFMA_VMEM_LOAD_WAW last_nop
+  SETUP_AB
+  v_mfma_f32_32x32x16_bf16 a[0:15], v[2:5], v[6:9], 0
+  s_nop 7
+  s_nop \last_nop
+  global_load_dword a15, v61, s[20:21]
+  s_waitcnt vmcnt(0)
+.endm
+KERNEL_BEGIN k_vmem_load_waw_ok
+  MFMA_VMEM_LOAD_WAW 3
+KERNEL_END k_vmem_load_waw_ok, 64, 16
+KERNEL_BEGIN k_vmem_load_waw_short
+  MFMA_VMEM_LOAD_WAW 2
+KERNEL_END k_vmem_load_waw_short, 64, 16
+
+// LDS load into a register a 4-pass MFMA reads as SrcC (WAR): 3 wait states.
+.macro MFMA_DS_LOAD_WAR nops
+  SETUP_AB
+  v_mov_b32 v30, 0
+  v_mov_b32 v12, 0
+  v_mov_b32 v13, 0
+  v_mov_b32 v14, 0
+  v_mov_b32 v15, 0
+  s_nop 1
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
+  s_nop \nops
+  ds_read_b32 v13, v30
+  s_waitcnt lgkmcnt(0)
+  s_nop 7
+.endm
+KERNEL_BEGIN k_ds_load_war_ok
+  MFMA_DS_LOAD_WAR 2
+KERNEL_END k_ds_load_war_ok, 64, 0, 64
+KERNEL_BEGIN k_ds_load_war_short
+  MFMA_DS_LOAD_WAR 1
+KERNEL_END k_ds_load_war_short, 64, 0, 64
+
+// Global load into a register an 8-pass MFMA reads as SrcC (WAR): 7 wait states.
+.macro MFMA_VMEM_LOAD_WAR nops
+  SETUP_AB
+  .irp r, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51
+    v_mov_b32 v\r, 0
+  .endr
+  s_nop 1
+  v_mfma_f32_32x32x16_bf16 v[20:35], v[2:5], v[6:9], v[36:51]
+  s_nop \nops
+  global_load_dword v40, v61, s[20:21]
+  s_waitcnt vmcnt(0)
+  s_nop 7
+  s_nop 7
+.endm
+KERNEL_BEGIN k_vmem_load_war_ok
+  MFMA_VMEM_LOAD_WAR 6
+KERNEL_END k_vmem_load_war_ok, 64, 0
+KERNEL_BEGIN k_vmem_load_war_short
+  MFMA_VMEM_LOAD_WAR 5
+KERNEL_END k_vmem_load_war_short, 64, 0
