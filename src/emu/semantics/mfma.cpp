@@ -36,6 +36,7 @@
 
 #include "emu/semantics/convert.h"
 #include "emu/semantics/exact_sum.h"
+#include "emu/semantics/mfma_e4m3.h"
 #include "emu/semantics/mfma_layout.h"
 
 namespace zyfa::emu {
@@ -361,6 +362,20 @@ MfmaWaitStates mfma_wait_states(int passes) {
 }
 
 void mfma_execute(const MfmaArgs& args) {
+  const OpDesc& d = desc_of(args.op);
+  validate_fields(d, args);
+  const Formats f = formats_of(d, args.cbsz, args.blgp);
+  // e4m3 x e4m3 (the FP8 attention kernels' only MFMA) has a shorter exact route
+  // (mfma_e4m3.cpp); it declines NaN operands and NaN scales, which take the general path.
+  if (f.a == Elem::E4M3 && f.b == Elem::E4M3) {
+    const E4m3Shape shape{d.m, d.n, d.k, d.k < 32 ? d.k : 32, d.per_lane,
+                          d.family == Family::F8F6F4, d.scaled};
+    if (mfma_e4m3_execute(shape, args)) return;
+  }
+  mfma_execute_general(args);
+}
+
+void mfma_execute_general(const MfmaArgs& args) {
   const OpDesc& d = desc_of(args.op);
   validate_fields(d, args);
   const Formats f = formats_of(d, args.cbsz, args.blgp);

@@ -1,0 +1,260 @@
+// e4m3 x e4m3 MFMAs without the general path's per-term bookkeeping.
+//
+// Why a plain double sum of a K block is exact here. Every finite OCP e4m3fn value is an
+// integer multiple of 2^-9 (the subnormal step) of magnitude at most 448 = 229376 * 2^-9, so
+// it is n * 2^-9 with |n| <= 229376 < 2^18. A product of two is n1*n2 * 2^-18 with
+// |n1*n2| <= 229376^2 < 2^35.61. A sum of at most 64 such products (the K blocks here have 32)
+// is an integer multiple of 2^-18 of magnitude below 64 * 2^35.61 < 2^41.7, in units of 2^-18:
+// every partial sum, in any order and with or without fused multiply-adds, is an integer below
+// 2^42 times 2^-18, which a double (53-bit significand, exponents down to 2^-1022) holds
+// exactly. So the block's dot product is exact. Multiplying by the block's E8M0 scale 2^e
+// (|e| <= 254) keeps it exact: the nonzero magnitudes lie in [2^-18 * 2^-254, 2^24 * 2^254],
+// inside the normal double range. (e5m2 does not qualify: its values are n * 2^-16 with
+// |n| < 2^32, products need 64 bits; nor do bf16 products, whose exponents span 2^-266..2^256.)
+//
+// What is left is one correctly rounded f32 of acc + s (acc the f32 running value, s the
+// exact scaled dot product), the general path's single rounding per block. The double sum
+// acc + s may itself round, and rounding twice (to double, then to f32) can differ from once.
+// TwoSum gives the double sum's exact error; when it is nonzero and the double is even, the
+// double is moved one ulp toward the exact value, which gives the exact sum rounded to odd in
+// 53 bits. Rounding to odd at a precision of at least p + 2 bits followed by round-to-nearest-
+// even at p bits equals one round-to-nearest-even (Boldo and Melquiond, "Emulation of FMA and
+// correctly rounded sums: proved algorithms using rounding to odd", IEEE TC 2008); f32 needs
+// p = 24 (fewer for subnormal results, whose grid 2^-149 is far coarser than the double's
+// there), and the overflow threshold to infinity is such a rounding boundary too.
+#include "emu/semantics/mfma_e4m3.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "emu/semantics/convert.h"
+#include "emu/semantics/mfma_layout.h"
+
+namespace zyfa::emu {
+namespace {
+
+constexpr uint32_t kCanonicalNan = 0x7FC00000u;
+constexpr int kMaxElems = 2048;  // m * k of every shape (32 x 64, 16 x 128)
+
+struct E4m3Table {
+  std::array<double, 256> value;
+  E4m3Table() {
+    for (uint32_t c = 0; c < 256; ++c) value[c] = mfma_layout::decode(mfma_layout::Elem::E4M3, c);
+  }
+};
+
+const E4m3Table& e4m3_table() {
+  static const E4m3Table t;
+  return t;
+}
+
+// Where each (lane, element) of an operand goes in the decoded matrix, computed once per shape
+// instead of once per element per instruction: `row_major` = mn * k + kk (A, row by row),
+// `k_major` = kk * mn_count + mn (B, K row by K row).
+struct OperandMap {
+  int mn, k, per_lane;
+  bool chunked;
+  std::vector<uint16_t> row_major, k_major;  // [lane * per_lane + e]
+};
+
+const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
+  thread_local std::vector<std::unique_ptr<OperandMap>> cache;
+  for (const auto& m : cache) {
+    if (m->mn == mn && m->k == k && m->per_lane == per_lane && m->chunked == chunked) return *m;
+  }
+  auto m = std::make_unique<OperandMap>();
+  m->mn = mn;
+  m->k = k;
+  m->per_lane = per_lane;
+  m->chunked = chunked;
+  m->row_major.resize(64 * per_lane);
+  m->k_major.resize(64 * per_lane);
+  for (int lane = 0; lane < 64; ++lane) {
+    for (int e = 0; e < per_lane; ++e) {
+      const mfma_layout::Pos p = mfma_layout::operand_pos(mn, k, per_lane, chunked, lane, e);
+      m->row_major[lane * per_lane + e] = static_cast<uint16_t>(p.mn * k + p.k);
+      m->k_major[lane * per_lane + e] = static_cast<uint16_t>(p.k * mn + p.mn);
+    }
+  }
+  cache.push_back(std::move(m));
+  return *cache.back();
+}
+
+// Output slot (lane * d_regs + register) of D[i][j], row by row, per M (16 or 32).
+const uint16_t* output_slots(int m) {
+  struct Slots {
+    std::array<uint16_t, 256> m16;
+    std::array<uint16_t, 1024> m32;
+    Slots() {
+      for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j) {
+          const mfma_layout::OutPos p = mfma_layout::output_pos(16, i, j);
+          m16[i * 16 + j] = static_cast<uint16_t>(p.lane * 4 + p.reg);
+        }
+      for (int i = 0; i < 32; ++i)
+        for (int j = 0; j < 32; ++j) {
+          const mfma_layout::OutPos p = mfma_layout::output_pos(32, i, j);
+          m32[i * 32 + j] = static_cast<uint16_t>(p.lane * 16 + p.reg);
+        }
+    }
+  };
+  static const Slots slots;
+  return m == 16 ? slots.m16.data() : slots.m32.data();
+}
+
+// Decodes one operand through `index` (a row_major or k_major map). Returns false on a NaN
+// code (0x7F, 0xFF).
+bool decode_operand(const std::vector<uint16_t>& index, const uint32_t* regs, double* out) {
+  const double* table = e4m3_table().value.data();
+  const int n = static_cast<int>(index.size());
+  // e4m3 elements are consecutive bytes of a lane's registers, lanes one after another.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(regs);
+  uint32_t nan = 0;
+  for (int t = 0; t < n; ++t) {
+    const uint8_t code = bytes[t];
+    nan |= (code & 0x7Fu) == 0x7Fu;
+    out[index[t]] = table[code];
+  }
+  return nan == 0;
+}
+
+// dots[i * N + j] = sum over the block of a[i][k] * bt[k][j], starting from +0 (an exact zero
+// sum is +0, as in the general path). Exact in any order (see the top of the file), so the
+// compiler may vectorize over j freely.
+template <int N>
+inline __attribute__((always_inline)) void block_dots_impl(const double* a, int k_total,
+                                                          const double* bt, int m, int k0,
+                                                          int len, double* dots) {
+  for (int i = 0; i < m; ++i) {
+    double acc[N] = {};
+    const double* arow = a + i * k_total;
+    for (int kk = k0; kk < k0 + len; ++kk) {
+      const double x = arow[kk];
+      const double* brow = bt + kk * N;
+      for (int j = 0; j < N; ++j) acc[j] += x * brow[j];
+    }
+    for (int j = 0; j < N; ++j) dots[i * N + j] = acc[j];
+  }
+}
+
+template <int N>
+void block_dots_generic(const double* a, int k_total, const double* bt, int m, int k0, int len,
+                        double* dots) {
+  block_dots_impl<N>(a, k_total, bt, m, k0, len, dots);
+}
+
+template <int N>
+__attribute__((target("avx2"))) void block_dots_avx2(const double* a, int k_total,
+                                                     const double* bt, int m, int k0, int len,
+                                                     double* dots) {
+  block_dots_impl<N>(a, k_total, bt, m, k0, len, dots);
+}
+
+void block_dots(int n, const double* a, int k_total, const double* bt, int m, int k0, int len,
+                double* dots) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (n == 32) {
+    (avx2 ? block_dots_avx2<32> : block_dots_generic<32>)(a, k_total, bt, m, k0, len, dots);
+  } else {
+    (avx2 ? block_dots_avx2<16> : block_dots_generic<16>)(a, k_total, bt, m, k0, len, dots);
+  }
+}
+
+uint64_t double_bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+double double_from(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+
+// f32 bits of acc + s rounded once to nearest even; s exact and finite. A non-finite acc
+// gives what the general path gives: infinity stays, NaN becomes the canonical quiet NaN.
+uint32_t add_rounded_once(uint32_t acc_bits, double s) {
+  if ((acc_bits & 0x7F800000u) == 0x7F800000u) {
+    return (acc_bits & 0x7FFFFFu) ? kCanonicalNan : acc_bits;
+  }
+  const double x = static_cast<double>(f32_from_bits(acc_bits));
+  const double sum = x + s;
+  const double bv = sum - x;  // TwoSum (Knuth): err is exactly (x + s) - sum
+  const double err = (x - (sum - bv)) + (s - bv);
+  double odd = sum;
+  if (err != 0.0) {
+    uint64_t bits = double_bits(sum);
+    // sum is nonzero here (a zero double sum is exact). Moving the bit pattern by one moves
+    // the magnitude by one ulp, also across a power of two.
+    if ((bits & 1u) == 0) bits += ((err > 0.0) == (sum > 0.0)) ? 1 : -1;
+    odd = double_from(bits);
+  }
+  return bits_from_f32(static_cast<float>(odd));
+}
+
+double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); }
+
+}  // namespace
+
+bool mfma_e4m3_execute(const E4m3Shape& sh, const MfmaArgs& args) {
+  alignas(64) thread_local double a[kMaxElems], bt[kMaxElems], dots[kMaxElems];
+  // A row-major (row i, then K); B K-major (K, then column j) for the vectorized dot kernel.
+  if (!decode_operand(operand_map(sh.m, sh.k, sh.per_lane, sh.chunked).row_major, args.a, a))
+    return false;
+  if (!decode_operand(operand_map(sh.n, sh.k, sh.per_lane, sh.chunked).k_major, args.b, bt))
+    return false;
+  const int nblocks = sh.k / sh.block;
+
+  // Scales per row / column and block, checked for NaN before anything is written.
+  std::array<double, 32 * 4> a_scale, b_scale;  // [row * nblocks + p]
+  for (int p = 0; p < nblocks; ++p) {
+    for (int i = 0; i < sh.m; ++i) {
+      int e = 0;
+      if (sh.scaled) {
+        const uint32_t byte = (args.scale_a[i + sh.m * p] >> (8 * args.scale_a_sel)) & 0xFFu;
+        if (byte == 0xFFu) return false;
+        e = static_cast<int>(byte) - 127;
+      }
+      a_scale[i * nblocks + p] = pow2(e);
+    }
+    for (int j = 0; j < sh.n; ++j) {
+      int e = 0;
+      if (sh.scaled) {
+        const uint32_t byte = (args.scale_b[j + sh.n * p] >> (8 * args.scale_b_sel)) & 0xFFu;
+        if (byte == 0xFFu) return false;
+        e = static_cast<int>(byte) - 127;
+      }
+      b_scale[j * nblocks + p] = pow2(e);
+    }
+  }
+
+  const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
+  for (int p = 0; p < nblocks; ++p)
+    block_dots(sh.n, a, sh.k, bt, sh.m, p * sh.block, sh.block, dots + p * mn);
+
+  const uint16_t* slots = output_slots(sh.m);
+  std::array<uint32_t, 64 * 16> result;
+  for (int i = 0; i < sh.m; ++i) {
+    for (int j = 0; j < sh.n; ++j) {
+      const int slot = slots[i * sh.n + j];
+      uint32_t acc = args.c[slot];
+      for (int p = 0; p < nblocks; ++p) {
+        // Two exact power-of-two factors (each within 2^+-127, the dot within 2^-18..2^24):
+        // the product is exact and the same as scaling by 2^(ea + eb) at once.
+        const double s = dots[p * mn + i * sh.n + j] * a_scale[i * nblocks + p] *
+                         b_scale[j * nblocks + p];
+        acc = add_rounded_once(acc, s);
+      }
+      result[slot] = acc;
+    }
+  }
+  // C may alias D: all of C was read before any of D is written.
+  std::memcpy(args.d, result.data(), sizeof(uint32_t) * mn);
+  return true;
+}
+
+}  // namespace zyfa::emu

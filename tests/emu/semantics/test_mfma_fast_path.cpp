@@ -1,0 +1,274 @@
+// mfma_execute (which takes the e4m3 x e4m3 shortcut of mfma_e4m3.cpp where it applies) against
+// mfma_execute_general (the per-term exact path) on the same registers: every bit of D must
+// agree, on random operands, special values, worst-case cancellation and double-rounding traps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mfma_reference.h"
+#include "support/zyfa_test_support.h"
+
+namespace zyfa::emu::test {
+namespace {
+
+struct FastCase {
+  MfmaOp op;
+  const char* name;
+  int m, n, k, per_lane;
+  bool f8f6f4, scaled;
+};
+
+const FastCase kFastCases[] = {
+    {MfmaOp::F32_16X16X32_FP8_FP8, "F32_16x16x32_Fp8Fp8", 16, 16, 32, 8, false, false},
+    {MfmaOp::F32_32X32X16_FP8_FP8, "F32_32x32x16_Fp8Fp8", 32, 32, 16, 8, false, false},
+    {MfmaOp::F32_16X16X32_FP8_BF8, "F32_16x16x32_Fp8Bf8", 16, 16, 32, 8, false, false},
+    {MfmaOp::F32_32X32X16_BF8_FP8, "F32_32x32x16_Bf8Fp8", 32, 32, 16, 8, false, false},
+    {MfmaOp::F32_16X16X128_F8F6F4, "F32_16x16x128_F8f6f4", 16, 16, 128, 32, true, false},
+    {MfmaOp::F32_32X32X64_F8F6F4, "F32_32x32x64_F8f6f4", 32, 32, 64, 32, true, false},
+    {MfmaOp::SCALE_F32_16X16X128_F8F6F4, "Scale_F32_16x16x128_F8f6f4", 16, 16, 128, 32, true, true},
+    {MfmaOp::SCALE_F32_32X32X64_F8F6F4, "Scale_F32_32x32x64_F8f6f4", 32, 32, 64, 32, true, true},
+};
+
+struct FastParam {
+  FastCase fc;
+  uint32_t cbsz, blgp;  // 0 e4m3, 1 e5m2 (f8f6f4 only)
+  std::string name() const {
+    std::string n = fc.name;
+    if (fc.f8f6f4) n += std::string("_") + (cbsz ? "E5m2" : "E4m3") + "x" + (blgp ? "E5m2" : "E4m3");
+    return n;
+  }
+  bool e4m3_both() const {
+    if (fc.f8f6f4) return cbsz == 0 && blgp == 0;
+    return fc.op == MfmaOp::F32_16X16X32_FP8_FP8 || fc.op == MfmaOp::F32_32X32X16_FP8_FP8;
+  }
+};
+
+void PrintTo(const FastParam& p, std::ostream* os) { *os << p.name(); }
+
+std::vector<FastParam> fast_params() {
+  std::vector<FastParam> ps;
+  for (const FastCase& fc : kFastCases) {
+    if (!fc.f8f6f4) {
+      ps.push_back({fc, 0, 0});
+      continue;
+    }
+    for (uint32_t a = 0; a < 2; ++a)
+      for (uint32_t b = 0; b < 2; ++b) ps.push_back({fc, a, b});
+  }
+  return ps;
+}
+
+uint32_t f32_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+// One instruction's registers, lane-major as MfmaArgs takes them.
+struct Regs {
+  std::vector<uint32_t> a, b, c, scale_a, scale_b;
+  uint32_t sel_a = 0, sel_b = 0;
+};
+
+Regs empty_regs(const FastCase& fc) {
+  Regs r;
+  r.a.assign(64 * fc.per_lane / 4, 0);  // 8-bit elements: 4 per register
+  r.b.assign(64 * fc.per_lane / 4, 0);
+  r.c.assign(fc.m * fc.n, 0);
+  if (fc.scaled) {
+    r.scale_a.assign(64, 0x7F7F7F7Fu);  // 1.0 in every byte
+    r.scale_b.assign(64, 0x7F7F7F7Fu);
+  }
+  return r;
+}
+
+MfmaArgs args_for(const FastParam& p, const Regs& r, uint32_t* d) {
+  MfmaArgs args{};
+  args.op = p.fc.op;
+  args.a = r.a.data();
+  args.b = r.b.data();
+  args.c = r.c.data();
+  args.d = d;
+  args.cbsz = p.cbsz;
+  args.blgp = p.blgp;
+  if (p.fc.scaled) {
+    args.scale_a = r.scale_a.data();
+    args.scale_b = r.scale_b.data();
+    args.scale_a_sel = r.sel_a;
+    args.scale_b_sel = r.sel_b;
+  }
+  return args;
+}
+
+// D of both paths, each poisoned with its own pattern first, so an element one path leaves
+// unwritten can never agree with the other.
+void expect_paths_agree(const FastParam& p, const Regs& r, const std::string& what, int* failures) {
+  std::vector<uint32_t> fast(r.c.size(), 0x7FBADBADu), general(r.c.size(), 0xFFDEAD01u);
+  mfma_execute(args_for(p, r, fast.data()));
+  mfma_execute_general(args_for(p, r, general.data()));
+  for (size_t s = 0; s < fast.size(); ++s) {
+    if (fast[s] != general[s] && (*failures)++ < 5) {
+      ADD_FAILURE() << what << ": D slot " << s << " (lane " << s / (r.c.size() / 64) << ", reg "
+                    << s % (r.c.size() / 64) << ") = 0x" << std::hex << fast[s]
+                    << ", general path 0x" << general[s];
+    }
+  }
+}
+
+// A C value: random bits, or one of the special and boundary values.
+uint32_t random_c(std::mt19937_64& rng) {
+  static const float kSpecial[] = {0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
+                                   -std::numeric_limits<float>::denorm_min(), 1.0e-40f,
+                                   std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
+                                   -std::numeric_limits<float>::max(), 1.0f, -3.5f,
+                                   std::numeric_limits<float>::infinity(),
+                                   -std::numeric_limits<float>::infinity(),
+                                   std::numeric_limits<float>::quiet_NaN()};
+  const uint32_t r = static_cast<uint32_t>(rng());
+  switch (r % 4) {
+    case 0: return static_cast<uint32_t>(rng());  // any bits, NaN payloads included
+    case 1: return f32_bits(kSpecial[(r >> 8) % (sizeof kSpecial / sizeof kSpecial[0])]);
+    default: {
+      // Magnitudes near the products' (2^-20..2^20), where rounding decisions happen.
+      std::uniform_real_distribution<float> u(-20.0f, 20.0f);
+      const float v = std::ldexp(1.0f + static_cast<float>(r >> 9) * 0x1p-23f, static_cast<int>(u(rng)));
+      return f32_bits((r & 0x100) ? -v : v);
+    }
+  }
+}
+
+// An 8-bit code: any byte (NaN codes included) or, with `finite`, specials and boundary codes.
+uint8_t random_code8(std::mt19937_64& rng, bool finite) {
+  static const uint8_t kSpecial[] = {0x00, 0x80, 0x01, 0x81, 0x07, 0x87, 0x08, 0x7E, 0xFE, 0x38, 0xB8};
+  const uint32_t r = static_cast<uint32_t>(rng());
+  if (r % 3 == 0) return kSpecial[(r >> 8) % sizeof kSpecial];
+  uint8_t c = static_cast<uint8_t>(r >> 16);
+  // In e4m3 0x7F/0xFF are NaN; in e5m2 0x7C-0x7F are Inf/NaN. Avoid both when asked.
+  if (finite && (c & 0x7C) == 0x7C) c &= 0xFB;
+  return c;
+}
+
+void fill_random(const FastParam& p, Regs& r, std::mt19937_64& rng, bool finite) {
+  for (auto* v : {&r.a, &r.b}) {
+    for (auto& w : *v) {
+      w = 0;
+      for (int byte = 0; byte < 4; ++byte) w |= uint32_t(random_code8(rng, finite)) << (8 * byte);
+    }
+  }
+  for (auto& w : r.c) w = finite ? f32_bits(std::ldexp(float(int(rng() % 2001) - 1000), -8)) : random_c(rng);
+  if (p.fc.scaled) {
+    for (auto* v : {&r.scale_a, &r.scale_b}) {
+      for (auto& w : *v) {
+        w = 0;
+        for (int byte = 0; byte < 4; ++byte) {
+          const uint32_t x = static_cast<uint32_t>(rng());
+          // Mostly near 1.0, sometimes the extremes (2^-127, 2^127) and, unless finite, NaN.
+          uint32_t s = 107 + x % 41;
+          if (x % 16 == 0) s = (x >> 8) % 2 ? 0u : 254u;
+          if (!finite && x % 64 == 1) s = 0xFF;
+          w |= s << (8 * byte);
+        }
+      }
+    }
+    r.sel_a = static_cast<uint32_t>(rng() % 4);
+    r.sel_b = static_cast<uint32_t>(rng() % 4);
+  }
+}
+
+class MfmaFastPath : public ::testing::TestWithParam<FastParam> {};
+
+// Random registers: any codes (NaN codes and NaN scales included: the shortcut must decline
+// them), C from random bits and special values.
+TEST_P(MfmaFastPath, RandomAndSpecialValuesAgreeWithGeneralPath) {
+  const FastParam& p = GetParam();
+  const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Random/" + p.name());
+  std::mt19937_64 rng(seed);
+  int failures = 0;
+  for (int rep = 0; rep < 24 && failures == 0; ++rep) {
+    Regs r = empty_regs(p.fc);
+    fill_random(p, r, rng, /*finite=*/rep % 2 == 0);
+    expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
+  }
+}
+
+// Worst-case cancellation: C = -(A*B rounded), so the result is the rounding error of the
+// product sum alone (and C one ulp off, which leaves a few ulps of the small sum).
+TEST_P(MfmaFastPath, CancellationAgreesWithGeneralPath) {
+  const FastParam& p = GetParam();
+  const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Cancel/" + p.name());
+  std::mt19937_64 rng(seed);
+  int failures = 0;
+  for (int rep = 0; rep < 12 && failures == 0; ++rep) {
+    Regs r = empty_regs(p.fc);
+    fill_random(p, r, rng, /*finite=*/true);
+    std::fill(r.c.begin(), r.c.end(), 0u);
+    std::vector<uint32_t> d(r.c.size());
+    mfma_execute_general(args_for(p, r, d.data()));
+    for (size_t s = 0; s < d.size(); ++s) {
+      uint32_t c = d[s] ^ 0x80000000u;                   // -D
+      if (rep % 3 == 1 && (c & 0x7FFFFFFFu) != 0) c += 1;  // one ulp larger in magnitude
+      if (rep % 3 == 2 && (c & 0x7FFFFFFFu) != 0) c -= 1;  // one ulp smaller
+      r.c[s] = c;
+    }
+    expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
+  }
+}
+
+// Sums whose double value lands exactly on an f32 rounding midpoint while the exact value does
+// not: C = +-2^40 (f32 ulp 2^17) plus the products 256*256 = 2^16 (half an ulp) and
+// 2^-9*2^-9 = 2^-18 (far below the double's last bit at 2^40) with random signs. Rounding the
+// double sum to f32 would tie to even; the exact value decides the other way half the time.
+TEST_P(MfmaFastPath, DoubleRoundingMidpointsAgreeWithGeneralPath) {
+  const FastParam& p = GetParam();
+  if (!p.e4m3_both()) GTEST_SKIP() << "codes 0x78/0x01 are e4m3 values";
+  const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Midpoint/" + p.name());
+  std::mt19937_64 rng(seed);
+  const FastCase& fc = p.fc;
+  Operands o;
+  o.shape = {fc.m, fc.n, fc.k, fc.per_lane, fc.f8f6f4, fc.f8f6f4};
+  o.fa = o.fb = Fmt::E4M3;
+  o.a_regs = o.b_regs = fc.per_lane / 4;
+  o.d_regs = fc.m * fc.n / 64;
+  o.a_code.assign(fc.m * fc.k, 0);
+  o.b_code.assign(fc.k * fc.n, 0);
+  o.c.assign(fc.m * fc.n, 0.0f);
+  int failures = 0;
+  for (int rep = 0; rep < 4 && failures == 0; ++rep) {
+    // The same two K positions of the first block in every row of A and column of B.
+    const int block = fc.k < 32 ? fc.k : 32;
+    std::fill(o.a_code.begin(), o.a_code.end(), 0u);
+    std::fill(o.b_code.begin(), o.b_code.end(), 0u);
+    const int k0 = static_cast<int>(rng() % block);
+    const int k1 = (k0 + 1 + static_cast<int>(rng() % (block - 1))) % block;
+    for (int i = 0; i < fc.m; ++i) {
+      o.a_code[i * fc.k + k0] = 0x78u | (rng() % 2 ? 0x80u : 0u);  // +-256
+      o.a_code[i * fc.k + k1] = 0x01u | (rng() % 2 ? 0x80u : 0u);  // +-2^-9
+    }
+    for (int j = 0; j < fc.n; ++j) {
+      o.b_code[k0 * fc.n + j] = 0x78u | (rng() % 2 ? 0x80u : 0u);
+      o.b_code[k1 * fc.n + j] = 0x01u | (rng() % 2 ? 0x80u : 0u);
+    }
+    for (auto& c : o.c) c = (rng() % 2 ? -1.0f : 1.0f) * 0x1p40f * (rng() % 2 ? 1.0f : 1.0f + 0x1p-23f);
+    o.scatter();
+    Regs r;
+    r.a = o.a;
+    r.b = o.b;
+    r.c = o.creg;
+    if (fc.scaled) {
+      r.scale_a.assign(64, 0x7F7F7F7Fu);
+      r.scale_b.assign(64, 0x7F7F7F7Fu);
+    }
+    expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, MfmaFastPath, ::testing::ValuesIn(fast_params()),
+                         [](const ::testing::TestParamInfo<FastParam>& i) { return i.param.name(); });
+
+}  // namespace
+}  // namespace zyfa::emu::test
