@@ -32,6 +32,7 @@
 #include "kernels/cuda/fwd_args.h"
 #include "kernels/cuda/fwd_launch.h"
 #include "kernels/cuda/ptx.cuh"
+#include "kernels/cuda/unseen_v.cuh"
 
 // Build knobs of the FP8 kernels, kept for measurement (docs/performance.md, tuning log).
 #ifndef ZYFA_CUDA_FP8_PINGPONG
@@ -157,7 +158,8 @@ struct FwdConfig {
   static constexpr int kOffBar = kOffVt + kStages * kVtBytes;
   // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S]
   static constexpr int kNumBars = 2 + 4 * kStages;
-  static constexpr int kSmemBytes = kOffBar + kNumBars * 8 + 1024;  // + alignment slack
+  static constexpr int kOffUnseen = kOffBar + kNumBars * 8;  // 2 words (unseen_v.cuh)
+  static constexpr int kSmemBytes = kOffUnseen + 8 + 1024;  // + alignment slack
 
   static_assert(kQChunkBytes % 1024 == 0 && kKChunkBytes % 1024 == 0 && kVBytes % 1024 == 0 &&
                 kVtBytes % 1024 == 0, "tiles must keep 1024-byte alignment for the swizzle");
@@ -304,6 +306,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 
   detail::Ring kr, vr;
   uint32_t q_phase = 0;
+  // Tiles of this CTA so far: numbers each tile's entry of the unseen-v words (unseen_v.cuh);
+  // counted, not derived from the job index, so that consecutive tiles alternate words.
+  uint32_t unseen_gen = 0;
 
   // Turn-taking of the tensor cores between the two consumer warpgroups (barrier 1 + wg is
   // "my turn"); warpgroup 0 starts.
@@ -399,6 +404,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
     for (int tt = 0; tt < 2; ++tt) {
       const uint32_t tile = js.jobs[2 * job + tt];
       if (tile == kNoTile) continue;
+      ++unseen_gen;
       const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
       const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.q_descale_sb,
                                             args.q_descale_sh, tc.b, tc.hk);
@@ -649,6 +655,12 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           convert_p(p_a);
         }
       }
+      // The diagonal block's v: non-finite elements zeroed before P v, and the rows at or
+      // after the first key that had one (they see it) written as NaN (unseen_v.cuh).
+      mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
+      const uint32_t v_tile = Cfg::kIsFp8 ? base + Cfg::kOffVt + vr.index * Cfg::kVtBytes
+                                          : base + Cfg::kOffV + vr.index * Cfg::kVBytes;
+      detail::unseen_v_sanitize<Cfg>(v_tile, base + Cfg::kOffUnseen, unseen_gen, 128 * wg + t);
       // One steady-state step: scores of block n are computed while P of block n+1 (in p_cur)
       // meets v; P of block n goes to p_next (= p_cur unless kPBeforeWait).
       auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs]) {
@@ -731,10 +743,12 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           total[r] = s;
         }
       }
+      const int bad_v_row =
+          tc.m * Cfg::kBlockN + detail::unseen_v_first_key<Cfg>(base + Cfg::kOffUnseen, unseen_gen);
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         if (q_row[r] >= args.seqlen) continue;
-        const float inv = vd / total[r];
+        const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : vd / total[r];
         uint16_t* out = args.out + tc.b * args.out_stride_b + static_cast<int64_t>(q_row[r]) * args.out_stride_s +
                         tc.h * args.out_stride_h + col0;
 #pragma unroll
@@ -775,6 +789,8 @@ __global__ void __launch_bounds__(384, 1)
       mbar_init(bar + 16 + 8 * (3 * kStages + s), 256);  // v_empty
     }
     fence_mbar_init();
+    reinterpret_cast<uint32_t*>(base_ptr + Cfg::kOffUnseen)[0] = 0u;
+    reinterpret_cast<uint32_t*>(base_ptr + Cfg::kOffUnseen)[1] = 0u;
   }
   if constexpr (Cfg::kIsFp8) {
     // The eight rows of ones below d = 128 in every vᵀ stage make the tensor cores compute the

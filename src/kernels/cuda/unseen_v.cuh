@@ -1,0 +1,105 @@
+// Non-finite values of v that a row cannot see must not reach it. In the diagonal key block a
+// masked probability is 0, and 0 times NaN or Inf is NaN, so the wgmma of P v would spread a
+// NaN/Inf of a key past a row's causal limit into that row. Before the diagonal block's P v,
+// the 256 consumer threads zero every non-finite element of its v tile in shared memory and
+// find the smallest key that had one; the rows at or after that key see it and are written as
+// NaN (docs/numerics.md). Keys past seqlen need nothing: the TMA fills them with zeros.
+//
+// The smallest key reaches every consumer thread through one of two shared words (by tile
+// parity), written with atomicMax as (tile generation << 8 | 255 - key): no word needs
+// resetting, a thread reads only its own tile's entry, and a word is written again two tiles
+// later, after the named barrier of the tile between, which every reader has passed.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/ptx.cuh"
+
+namespace zyfa::cuda::detail {
+
+inline constexpr uint32_t kUnseenBarrier = 3;  // named barriers 1 and 2 are the ping-pong turns
+
+__device__ __forceinline__ uint4 lds128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void sts128(uint32_t addr, uint4 v) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// BF16 pair: marks 0xFFFF in each half whose exponent is all ones.
+__device__ __forceinline__ uint32_t bad_bf16x2(uint32_t w) {
+  const uint32_t lo = (w & 0x7F80u) == 0x7F80u ? 0x0000FFFFu : 0u;
+  const uint32_t hi = (w & 0x7F800000u) == 0x7F800000u ? 0xFFFF0000u : 0u;
+  return lo | hi;
+}
+// e4m3fn: 0x80 in each byte that is 0x7F or 0xFF (its only NaNs; no Inf).
+__device__ __forceinline__ uint32_t bad_e4m3x4(uint32_t w) { return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u; }
+
+// Zeroes the non-finite elements of the diagonal v tile at `tile` (shared address) and records
+// the smallest key offset in the block that had one. Called by all 256 consumer threads
+// (t = 0..255) at the same point; `gen` numbers the tiles of this CTA, increasing, from 1.
+template <class Cfg>
+__device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags, uint32_t gen, int t) {
+  int bad_key = Cfg::kBlockN;
+  if constexpr (Cfg::kIsFp8) {
+    // vᵀ rows d = 0..127 of 128 keys (128 bytes, 128 B swizzle: the 16-byte unit u of row r
+    // sits at u ^ (r % 8)); 4 units per thread.
+#pragma unroll
+    for (int i = 0; i < Cfg::kDv * Cfg::kBlockN / 16 / 256; ++i) {
+      const int unit = t + 256 * i, row = unit / 8, key0 = 16 * ((unit % 8) ^ (row % 8));
+      uint4 v = lds128(tile + 16 * unit);
+      uint32_t* w = reinterpret_cast<uint32_t*>(&v);
+      int first = Cfg::kBlockN;
+#pragma unroll
+      for (int k = 3; k >= 0; --k) {  // downwards, so that the lowest key's word is kept
+        const uint32_t m = bad_e4m3x4(w[k]);
+        if (m != 0u) first = key0 + 4 * k + (__ffs(m) - 1) / 8;
+        w[k] &= ~(m | (m - (m >> 7)));  // 0xFF in each marked byte
+      }
+      if (first < Cfg::kBlockN) {
+        bad_key = min(bad_key, first);
+        sts128(tile + 16 * unit, v);
+      }
+    }
+  } else {
+    // [d chunk of 64][128 keys][128 bytes]: the swizzle moves units within a key's row only.
+#pragma unroll
+    for (int i = 0; i < Cfg::kBlockN * Cfg::kDv * 2 / 16 / 256; ++i) {
+      const int unit = t + 256 * i, key = (unit % (Cfg::kBlockN * 8)) / 8;
+      uint4 v = lds128(tile + 16 * unit);
+      const uint32_t m = bad_bf16x2(v.x) | bad_bf16x2(v.y) | bad_bf16x2(v.z) | bad_bf16x2(v.w);
+      if (m != 0u) {
+        v.x &= ~bad_bf16x2(v.x);
+        v.y &= ~bad_bf16x2(v.y);
+        v.z &= ~bad_bf16x2(v.z);
+        v.w &= ~bad_bf16x2(v.w);
+        sts128(tile + 16 * unit, v);
+        bad_key = min(bad_key, key);
+      }
+    }
+  }
+  const uint32_t flag = flags + 4 * (gen & 1u);
+  if (bad_key < Cfg::kBlockN) {
+    const uint32_t entry = (gen << 8) | static_cast<uint32_t>(255 - bad_key);
+    asm volatile("red.shared.max.u32 [%0], %1;" ::"r"(flag), "r"(entry) : "memory");
+  }
+  // The zeroed elements are read next by wgmma (the async proxy).
+  ptx::fence_proxy_async();
+  ptx::named_barrier_sync(kUnseenBarrier, 256);
+}
+
+// The smallest key offset of tile `gen`'s diagonal block with a non-finite v element, kBlockN
+// when none; read in the epilogue (nothing stays live through the key loop), which comes
+// before this thread reaches the barrier of tile gen + 1, so the word still holds this tile.
+template <class Cfg>
+__device__ __forceinline__ int unseen_v_first_key(uint32_t flags, uint32_t gen) {
+  uint32_t entry;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(entry) : "r"(flags + 4 * (gen & 1u)) : "memory");
+  return (entry >> 8) == (gen & 0xFFFFFFu) ? 255 - static_cast<int>(entry & 255u) : Cfg::kBlockN;
+}
+
+}  // namespace zyfa::cuda::detail
