@@ -24,13 +24,14 @@
 // there), and the overflow threshold to infinity is such a rounding boundary too.
 #include "emu/semantics/mfma_e4m3.h"
 
+#include <immintrin.h>
+
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
 
-#include "emu/semantics/convert.h"
 #include "emu/semantics/mfma_layout.h"
 
 namespace zyfa::emu {
@@ -105,26 +106,33 @@ const uint16_t* output_slots(int m) {
   return m == 16 ? slots.m16.data() : slots.m32.data();
 }
 
-// Decodes one operand through `index` (a row_major or k_major map). Returns false on a NaN
-// code (0x7F, 0xFF).
-bool decode_operand(const std::vector<uint16_t>& index, const uint32_t* regs, double* out) {
+// True when any byte of the operand is an e4m3 NaN code (0x7F, 0xFF), a word at a time: a
+// byte of w & 0x7F7F7F7F equals 0x7F exactly when the same byte of its xor with 0x7F7F7F7F is
+// zero (the usual zero-byte test).
+bool has_nan_code(const uint32_t* regs, int words) {
+  uint32_t any = 0;
+  for (int t = 0; t < words; ++t) {
+    const uint32_t v = (regs[t] & 0x7F7F7F7Fu) ^ 0x7F7F7F7Fu;
+    any |= (v - 0x01010101u) & ~v & 0x80808080u;
+  }
+  return any != 0;
+}
+
+// Decodes one operand (no NaN codes) through `index` (a row_major or k_major map).
+void decode_operand(const std::vector<uint16_t>& index, const uint32_t* regs, double* out) {
   const double* table = e4m3_table().value.data();
   const int n = static_cast<int>(index.size());
   // e4m3 elements are consecutive bytes of a lane's registers, lanes one after another.
   const auto* bytes = reinterpret_cast<const uint8_t*>(regs);
-  uint32_t nan = 0;
-  for (int t = 0; t < n; ++t) {
-    const uint8_t code = bytes[t];
-    nan |= (code & 0x7Fu) == 0x7Fu;
-    out[index[t]] = table[code];
-  }
-  return nan == 0;
+  for (int t = 0; t < n; ++t) out[index[t]] = table[bytes[t]];
 }
 
 // dots[i * N + j] = sum over the block of a[i][k] * bt[k][j], starting from +0 (an exact zero
 // sum is +0, as in the general path). Exact in any order (see the top of the file), so the
 // compiler may vectorize over j freely.
-template <int N>
+// With `fused`, a*b + acc is one fused multiply-add: the same value, since both the product
+// and the sum are exact.
+template <int N, bool fused>
 inline __attribute__((always_inline)) void block_dots_impl(const double* a, int k_total,
                                                           const double* bt, int m, int k0,
                                                           int len, double* dots) {
@@ -134,7 +142,7 @@ inline __attribute__((always_inline)) void block_dots_impl(const double* a, int 
     for (int kk = k0; kk < k0 + len; ++kk) {
       const double x = arow[kk];
       const double* brow = bt + kk * N;
-      for (int j = 0; j < N; ++j) acc[j] += x * brow[j];
+      for (int j = 0; j < N; ++j) acc[j] = fused ? __builtin_fma(x, brow[j], acc[j]) : acc[j] + x * brow[j];
     }
     for (int j = 0; j < N; ++j) dots[i * N + j] = acc[j];
   }
@@ -143,19 +151,19 @@ inline __attribute__((always_inline)) void block_dots_impl(const double* a, int 
 template <int N>
 void block_dots_generic(const double* a, int k_total, const double* bt, int m, int k0, int len,
                         double* dots) {
-  block_dots_impl<N>(a, k_total, bt, m, k0, len, dots);
+  block_dots_impl<N, false>(a, k_total, bt, m, k0, len, dots);
 }
 
 template <int N>
-__attribute__((target("avx2"))) void block_dots_avx2(const double* a, int k_total,
+__attribute__((target("avx2,fma"))) void block_dots_avx2(const double* a, int k_total,
                                                      const double* bt, int m, int k0, int len,
                                                      double* dots) {
-  block_dots_impl<N>(a, k_total, bt, m, k0, len, dots);
+  block_dots_impl<N, true>(a, k_total, bt, m, k0, len, dots);
 }
 
 void block_dots(int n, const double* a, int k_total, const double* bt, int m, int k0, int len,
                 double* dots) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (n == 32) {
     (avx2 ? block_dots_avx2<32> : block_dots_generic<32>)(a, k_total, bt, m, k0, len, dots);
   } else {
@@ -175,25 +183,86 @@ double double_from(uint64_t b) {
   return d;
 }
 
-// f32 bits of acc + s rounded once to nearest even; s exact and finite. A non-finite acc
-// gives what the general path gives: infinity stays, NaN becomes the canonical quiet NaN.
-uint32_t add_rounded_once(uint32_t acc_bits, double s) {
-  if ((acc_bits & 0x7F800000u) == 0x7F800000u) {
-    return (acc_bits & 0x7FFFFFu) ? kCanonicalNan : acc_bits;
-  }
-  const double x = static_cast<double>(f32_from_bits(acc_bits));
+float f32_of(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// f32 bits of acc + s rounded once to nearest even, for a finite acc and an exact finite s.
+// Written without branches so that the loop over a row of outputs vectorizes.
+inline uint32_t add_rounded_once(uint32_t acc_bits, double s) {
+  const double x = static_cast<double>(f32_of(acc_bits));
   const double sum = x + s;
   const double bv = sum - x;  // TwoSum (Knuth): err is exactly (x + s) - sum
   const double err = (x - (sum - bv)) + (s - bv);
-  double odd = sum;
-  if (err != 0.0) {
-    uint64_t bits = double_bits(sum);
-    // sum is nonzero here (a zero double sum is exact). Moving the bit pattern by one moves
-    // the magnitude by one ulp, also across a power of two.
-    if ((bits & 1u) == 0) bits += ((err > 0.0) == (sum > 0.0)) ? 1 : -1;
-    odd = double_from(bits);
+  // When the double sum was rounded (err != 0) and is even, step one ulp toward the exact
+  // value: the exact sum rounded to odd. sum is nonzero then (a zero double sum is exact), and
+  // a step of the bit pattern moves the magnitude by one ulp, also across a power of two.
+  const uint64_t bits = double_bits(sum);
+  const uint64_t even_inexact = static_cast<uint64_t>((err != 0.0) & ((bits & 1u) == 0));
+  const uint64_t away = static_cast<uint64_t>((err > 0.0) == (sum > 0.0));
+  const uint64_t odd = bits + even_inexact * (2 * away - 1);
+  return bits_of(static_cast<float>(double_from(odd)));
+}
+
+// What the general path gives for a non-finite running value plus a finite block sum:
+// infinity stays, a NaN becomes the canonical quiet NaN.
+inline uint32_t nonfinite_plus_finite(uint32_t acc_bits) {
+  return (acc_bits & 0x7FFFFFu) ? kCanonicalNan : acc_bits;
+}
+
+inline bool is_nonfinite(uint32_t bits) { return (bits & 0x7F800000u) == 0x7F800000u; }
+
+// One row of running values plus the row's scaled dot products, all finite. The AVX2 build of
+// the same loop handles four outputs per instruction.
+inline __attribute__((always_inline)) void combine_row_impl(uint32_t* row, const double* dots,
+                                                           double as, const double* bs, int n) {
+  // Two exact power-of-two factors (each within 2^+-127, the dot within 2^-18..2^24): the
+  // product is exact and the same as scaling by 2^(ea + eb) at once.
+  for (int j = 0; j < n; ++j) row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
+}
+
+void combine_row_generic(uint32_t* row, const double* dots, double as, const double* bs, int n) {
+  combine_row_impl(row, dots, as, bs, n);
+}
+
+// The same steps as add_rounded_once, four outputs at a time (the compiler does not vectorize
+// the scalar form: its bit-pattern step mixes integer and double lanes).
+__attribute__((target("avx2"))) void combine_row_avx2(uint32_t* row, const double* dots, double as,
+                                                      const double* bs, int n) {
+  const __m256d vas = _mm256_set1_pd(as), zero = _mm256_setzero_pd();
+  const __m256i one = _mm256_set1_epi64x(1), minus_one = _mm256_set1_epi64x(-1);
+  int j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const __m256d x = _mm256_cvtps_pd(_mm_castsi128_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + j))));
+    const __m256d sv = _mm256_mul_pd(_mm256_mul_pd(_mm256_loadu_pd(dots + j), vas), _mm256_loadu_pd(bs + j));
+    const __m256d sum = _mm256_add_pd(x, sv);
+    const __m256d bv = _mm256_sub_pd(sum, x);
+    const __m256d err = _mm256_add_pd(_mm256_sub_pd(x, _mm256_sub_pd(sum, bv)), _mm256_sub_pd(sv, bv));
+    const __m256i bits = _mm256_castpd_si256(sum);
+    const __m256i inexact = _mm256_castpd_si256(_mm256_cmp_pd(err, zero, _CMP_NEQ_OQ));
+    const __m256i even = _mm256_cmpeq_epi64(_mm256_and_si256(bits, one), _mm256_setzero_si256());
+    const __m256i err_pos = _mm256_castpd_si256(_mm256_cmp_pd(err, zero, _CMP_GT_OQ));
+    const __m256i sum_pos = _mm256_castpd_si256(_mm256_cmp_pd(sum, zero, _CMP_GT_OQ));
+    const __m256i away = _mm256_cmpeq_epi64(err_pos, sum_pos);
+    const __m256i step = _mm256_blendv_epi8(minus_one, one, away);
+    const __m256i odd = _mm256_add_epi64(bits, _mm256_and_si256(_mm256_and_si256(inexact, even), step));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(row + j),
+                     _mm_castps_si128(_mm256_cvtpd_ps(_mm256_castsi256_pd(odd))));
   }
-  return bits_from_f32(static_cast<float>(odd));
+  for (; j < n; ++j) row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
+}
+
+void combine_row(uint32_t* row, const double* dots, double as, const double* bs, int n) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  (avx2 ? combine_row_avx2 : combine_row_generic)(row, dots, as, bs, n);
 }
 
 double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); }
@@ -202,15 +271,12 @@ double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); 
 
 bool mfma_e4m3_execute(const E4m3Shape& sh, const MfmaArgs& args) {
   alignas(64) thread_local double a[kMaxElems], bt[kMaxElems], dots[kMaxElems];
-  // A row-major (row i, then K); B K-major (K, then column j) for the vectorized dot kernel.
-  if (!decode_operand(operand_map(sh.m, sh.k, sh.per_lane, sh.chunked).row_major, args.a, a))
-    return false;
-  if (!decode_operand(operand_map(sh.n, sh.k, sh.per_lane, sh.chunked).k_major, args.b, bt))
-    return false;
+  const int words = 64 * sh.per_lane / 4;
+  if (has_nan_code(args.a, words) || has_nan_code(args.b, words)) return false;
   const int nblocks = sh.k / sh.block;
 
   // Scales per row / column and block, checked for NaN before anything is written.
-  std::array<double, 32 * 4> a_scale, b_scale;  // [row * nblocks + p]
+  std::array<double, 32 * 4> a_scale, b_scale;  // [p * rows + row]
   for (int p = 0; p < nblocks; ++p) {
     for (int i = 0; i < sh.m; ++i) {
       int e = 0;
@@ -219,7 +285,7 @@ bool mfma_e4m3_execute(const E4m3Shape& sh, const MfmaArgs& args) {
         if (byte == 0xFFu) return false;
         e = static_cast<int>(byte) - 127;
       }
-      a_scale[i * nblocks + p] = pow2(e);
+      a_scale[p * sh.m + i] = pow2(e);
     }
     for (int j = 0; j < sh.n; ++j) {
       int e = 0;
@@ -228,32 +294,48 @@ bool mfma_e4m3_execute(const E4m3Shape& sh, const MfmaArgs& args) {
         if (byte == 0xFFu) return false;
         e = static_cast<int>(byte) - 127;
       }
-      b_scale[j * nblocks + p] = pow2(e);
+      b_scale[p * sh.n + j] = pow2(e);
     }
   }
 
+  // A row-major (row i, then K); B K-major (K, then column j) for the vectorized dot kernel.
+  decode_operand(operand_map(sh.m, sh.k, sh.per_lane, sh.chunked).row_major, args.a, a);
+  decode_operand(operand_map(sh.n, sh.k, sh.per_lane, sh.chunked).k_major, args.b, bt);
   const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
   for (int p = 0; p < nblocks; ++p)
     block_dots(sh.n, a, sh.k, bt, sh.m, p * sh.block, sh.block, dots + p * mn);
 
+  // Running values row by row (logical order), from C and back to the output slots.
   const uint16_t* slots = output_slots(sh.m);
-  std::array<uint32_t, 64 * 16> result;
-  for (int i = 0; i < sh.m; ++i) {
-    for (int j = 0; j < sh.n; ++j) {
-      const int slot = slots[i * sh.n + j];
-      uint32_t acc = args.c[slot];
-      for (int p = 0; p < nblocks; ++p) {
-        // Two exact power-of-two factors (each within 2^+-127, the dot within 2^-18..2^24):
-        // the product is exact and the same as scaling by 2^(ea + eb) at once.
-        const double s = dots[p * mn + i * sh.n + j] * a_scale[i * nblocks + p] *
-                         b_scale[j * nblocks + p];
-        acc = add_rounded_once(acc, s);
+  std::array<uint32_t, 1024> acc;
+  bool any_nonfinite = false;
+  for (int t = 0; t < mn; ++t) {
+    acc[t] = args.c[slots[t]];
+    any_nonfinite |= is_nonfinite(acc[t]);
+  }
+  for (int p = 0; p < nblocks; ++p) {
+    const double* dp = dots + p * mn;
+    const double* bs = b_scale.data() + p * sh.n;
+    for (int i = 0; i < sh.m; ++i) {
+      const double as = a_scale[p * sh.m + i];
+      uint32_t* row = acc.data() + i * sh.n;
+      const double* drow = dp + i * sh.n;
+      if (!any_nonfinite) {
+        combine_row(row, drow, as, bs, sh.n);
+      } else {
+        for (int j = 0; j < sh.n; ++j) {
+          row[j] = is_nonfinite(row[j]) ? nonfinite_plus_finite(row[j])
+                                        : add_rounded_once(row[j], drow[j] * as * bs[j]);
+        }
       }
-      result[slot] = acc;
+    }
+    // A block may overflow to infinity; the next block must see it as the general path does.
+    if (p + 1 < nblocks && !any_nonfinite) {
+      for (int t = 0; t < mn; ++t) any_nonfinite |= is_nonfinite(acc[t]);
     }
   }
   // C may alias D: all of C was read before any of D is written.
-  std::memcpy(args.d, result.data(), sizeof(uint32_t) * mn);
+  for (int t = 0; t < mn; ++t) args.d[slots[t]] = acc[t];
   return true;
 }
 
