@@ -1,5 +1,7 @@
 #include "host/handle.h"
 
+#include <atomic>
+
 #include "host/error.h"
 
 zyfa::Backend& zyfa_handle::backend(zyfa_backend_t kind) {
@@ -26,3 +28,13 @@ zyfa_backend_t zyfa_handle::resolve(zyfa_backend_t requested) {
   }
   return ZYFA_BACKEND_CPU;
 }
+
+namespace zyfa {
+
+uint64_t scratch_thread() {
+  static std::atomic<uint64_t> next{1};  // 0 is the key of scratch shared by every thread
+  thread_local const uint64_t self = next.fetch_add(1, std::memory_order_relaxed);
+  return self;
+}
+
+}  // namespace zyfa

@@ -16,6 +16,9 @@ class EmuDevice : public amd::AmdDevice {
  public:
   ~EmuDevice() override;
   zyfa_status_t available() override { return ZYFA_STATUS_SUCCESS; }
+  // A launch runs to completion on the calling thread, whatever stream it names: threads
+  // sharing a stream value still run at the same time, so each keeps its own scratch.
+  bool per_thread_queue(void*) override { return true; }
   zyfa_status_t alloc(size_t bytes, void** ptr) override;
   void free(void* ptr) override;
   zyfa_status_t copy_to_device(void* dst, const void* src, size_t bytes, void* stream) override;

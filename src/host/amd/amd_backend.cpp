@@ -11,6 +11,7 @@
 #include "host/amd/code_objects.h"
 #include "host/amd/quantize_launch.h"
 #include "host/error.h"
+#include "host/handle.h"
 #include "host/job_table.h"
 
 namespace zyfa::amd {
@@ -23,7 +24,8 @@ class AmdBackend final : public Backend {
 
   ~AmdBackend() override {
     for (auto& entry : tables_) device_->free(entry.second.device);
-    for (auto& entry : partials_) device_->free(entry.second);
+    for (auto& entry : partials_)
+      if (entry.second.buffer) device_->free(entry.second.buffer);
   }
 
   zyfa_status_t available() override { return device_->available(); }
@@ -57,8 +59,11 @@ class AmdBackend final : public Backend {
 
   zyfa_status_t fp8_quantize(const QuantizeProblem& p) override {
     if (zyfa_status_t s = device_->available(); s != ZYFA_STATUS_SUCCESS) return s;
+    // Held until the last launch is issued: on a stream shared by threads, another call's amax
+    // must not land between this call's amax and convert.
+    std::unique_lock<std::mutex> partials_lock;
     void* partials = nullptr;
-    if (zyfa_status_t s = partials_for(p.stream, &partials); s != ZYFA_STATUS_SUCCESS) return s;
+    if (zyfa_status_t s = partials_for(p.stream, &partials, &partials_lock); s != ZYFA_STATUS_SUCCESS) return s;
     QuantizePlan plan;
     if (zyfa_status_t s = plan_quantize(p, partials, name_, &plan); s != ZYFA_STATUS_SUCCESS) return s;
     const CodeObject* amax_co = nullptr;
@@ -108,6 +113,11 @@ class AmdBackend final : public Backend {
     void* device = nullptr;
   };
   using TableKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;  // device, batch, heads, heads_k, seqlen
+  struct Partials {
+    std::mutex mu;  // held by the call whose launches use the buffer
+    void* buffer = nullptr;
+  };
+  using PartialsKey = std::tuple<int, void*, uint64_t>;  // device, stream, scratch_thread() or 0
 
   // Checks, then finds or builds and uploads the job table of this shape on this device.
   zyfa_status_t prepare(const FwdProblem& p, const CachedTable** out) {
@@ -139,20 +149,25 @@ class AmdBackend final : public Backend {
     return ZYFA_STATUS_SUCCESS;
   }
 
-  // The partial-amax buffer of a stream: calls on one stream are ordered, calls on different
-  // streams must not share it.
-  zyfa_status_t partials_for(void* stream, void** out) {
-    const std::pair<int, void*> key{device_->device_id(), stream};
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = partials_.find(key); it != partials_.end()) {
-      *out = it->second;
-      return ZYFA_STATUS_SUCCESS;
+  // The partial-amax buffer of the queue `stream` names for this thread, locked into `hold`.
+  // Calls on one queue are ordered, so they share it one call at a time; calls on different
+  // queues (other streams, per-thread streams of other threads, other threads on emu) never
+  // share it (host/handle.h).
+  zyfa_status_t partials_for(void* stream, void** out, std::unique_lock<std::mutex>* hold) {
+    const PartialsKey key{device_->device_id(), stream, device_->per_thread_queue(stream) ? scratch_thread() : 0};
+    Partials* entry = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      entry = &partials_[key];  // node-based map: the entry never moves
     }
-    void* ptr = nullptr;
-    if (zyfa_status_t s = device_->alloc(kernels::kAmaxWorkgroups * sizeof(uint32_t), &ptr); s != ZYFA_STATUS_SUCCESS)
-      return s;
-    partials_.emplace(key, ptr);
-    *out = ptr;
+    std::unique_lock<std::mutex> lock(entry->mu);
+    if (!entry->buffer) {
+      if (zyfa_status_t s = device_->alloc(kernels::kAmaxWorkgroups * sizeof(uint32_t), &entry->buffer);
+          s != ZYFA_STATUS_SUCCESS)
+        return s;
+    }
+    *out = entry->buffer;
+    *hold = std::move(lock);
     return ZYFA_STATUS_SUCCESS;
   }
 
@@ -172,9 +187,9 @@ class AmdBackend final : public Backend {
 
   std::unique_ptr<AmdDevice> device_;
   const char* name_;
-  std::mutex mu_;
+  std::mutex mu_;  // guards both maps; a partials buffer is guarded by its own mutex
   std::map<TableKey, CachedTable> tables_;  // node-based: entries never move
-  std::map<std::pair<int, void*>, void*> partials_;
+  std::map<PartialsKey, Partials> partials_;  // node-based as well
 };
 
 }  // namespace

@@ -45,6 +45,10 @@ class AmdDevice {
   // Which device the next calls address (HIP: the current device). Device allocations such as
   // job tables are cached per device. A single-device implementation keeps the default.
   virtual int device_id() { return 0; }
+  // Whether `stream` names a different device queue in each host thread (HIP: NULL and
+  // hipStreamPerThread; emu: every stream, since a launch runs on the calling thread). Scratch
+  // of such a queue is kept per thread (host/handle.h). The default, true, is always safe.
+  virtual bool per_thread_queue(void* /*stream*/) { return true; }
   // Device memory owned by the backend: job tables (read by kernels) and the partial-amax
   // buffers of zyfa_fp8_quantize (written by fp8_amax_*, read by fp8_convert_*). Freed with
   // free(). A launch lists every buffer it touches, these included, with its access in

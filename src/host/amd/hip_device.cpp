@@ -126,6 +126,13 @@ class HipDevice final : public AmdDevice {
     return dev;
   }
 
+  // hipStreamPerThread is a different stream in each thread. NULL is the legacy null stream
+  // for these non-_spt entry points, which is one queue; it is keyed per thread anyway, so
+  // the scratch rule does not depend on how the runtime or the caller maps NULL.
+  bool per_thread_queue(void* stream) override {
+    return stream == nullptr || static_cast<hipStream_t>(stream) == hipStreamPerThread;
+  }
+
   zyfa_status_t alloc(size_t bytes, void** ptr) override {
     if (hipError_t e = HipApi::get().Malloc(ptr, bytes); e != hipSuccess)
       return fail(ZYFA_STATUS_OUT_OF_MEMORY, "backend = hip: hipMalloc({} bytes): {}", bytes, HipApi::get().GetErrorName(e));

@@ -16,6 +16,7 @@
 #include "host/cuda/balanced_jobs.h"
 #include "host/cuda/tensor_maps.h"
 #include "host/error.h"
+#include "host/handle.h"
 #include "host/job_table.h"
 #include "kernels/cuda/fwd_launch.h"
 
@@ -51,15 +52,24 @@ struct DeviceInfo {
 // (device, batch, heads, heads_k, seqlen) -> job table in device memory.
 using TableKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
 
-// Device scratch of one (device, stream): the FP8 vᵀ pre-pass output. Calls on one stream run
-// in order, so they can share it. It only grows, by adding a larger buffer; earlier buffers
-// stay allocated until the handle is destroyed, since CUDA graphs captured before the growth
-// still point at them.
+// Device scratch of one device queue: the FP8 vᵀ pre-pass output. Calls on one stream run in
+// order, so they can share it, one call's launches at a time (the mutex). Streams that are a
+// different queue in each thread are keyed per thread (host/handle.h). It only grows, by
+// adding a larger buffer; earlier buffers stay allocated until the handle is destroyed, since
+// CUDA graphs captured before the growth still point at them.
 struct Workspace {
+  std::mutex mutex;            // held from the buffer's choice until the call's last launch
   std::vector<void*> buffers;  // the last one is the largest
   size_t bytes = 0;
 };
-using WorkspaceKey = std::tuple<int, void*>;
+using WorkspaceKey = std::tuple<int, void*, uint64_t>;  // device, stream, scratch_thread() or 0
+
+// cudaStreamPerThread is a different stream in each thread, and so is NULL in a libzyfa built
+// with the per-thread default stream (nvcc --default-stream per-thread); both are keyed per
+// thread. A legacy NULL stream would be safe to share under the mutex, but keying it per
+// thread keeps the rule independent of the build. cudaStreamLegacy and created streams are
+// one queue for every thread.
+bool per_thread_queue(cudaStream_t stream) { return stream == nullptr || stream == cudaStreamPerThread; }
 
 class CudaBackend final : public Backend {
  public:
@@ -84,7 +94,8 @@ class CudaBackend final : public Backend {
     const uint32_t* table = nullptr;
     ZYFA_CUDA_TRY(job_table(p, device, *info, /*allow_upload=*/true, &table));
     void* ws = nullptr;
-    return workspace(p, device, /*allow_alloc=*/true, &ws);
+    std::unique_lock<std::mutex> ws_lock;
+    return workspace(p, device, /*allow_alloc=*/true, &ws, &ws_lock);
   }
 
   zyfa_status_t fwd(const FwdProblem& p) override {
@@ -100,8 +111,11 @@ class CudaBackend final : public Backend {
     const uint32_t* table = nullptr;
     const bool capturing = capture != cudaStreamCaptureStatusNone;
     ZYFA_CUDA_TRY(job_table(p, device, *info, !capturing, &table));
+    // Held until both launches are issued: on a stream shared by threads, another call's
+    // transpose must not land between this call's transpose and attention kernel.
     void* vt = nullptr;
-    ZYFA_CUDA_TRY(workspace(p, device, !capturing, &vt));
+    std::unique_lock<std::mutex> ws_lock;
+    ZYFA_CUDA_TRY(workspace(p, device, !capturing, &vt, &ws_lock));
     const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
     if (fp8) {
       cuda::TransposeVArgs t{};
@@ -267,14 +281,23 @@ class CudaBackend final : public Backend {
     return ZYFA_STATUS_SUCCESS;
   }
 
-  // The FP8 vᵀ scratch for p's stream (nothing for BF16), grown on demand when allowed.
-  zyfa_status_t workspace(const FwdProblem& p, int device, bool allow_alloc, void** out) {
+  // The FP8 vᵀ scratch of p's queue (nothing for BF16), grown on demand when allowed, and
+  // locked into `hold` for the caller's launches.
+  zyfa_status_t workspace(const FwdProblem& p, int device, bool allow_alloc, void** out,
+                          std::unique_lock<std::mutex>* hold) {
     *out = nullptr;
     if (p.in_dtype != ZYFA_DTYPE_FP8_E4M3) return ZYFA_STATUS_SUCCESS;
     const size_t need = static_cast<size_t>(p.batch) * static_cast<size_t>(p.heads_k) *
                         static_cast<size_t>(p.d_v) * static_cast<size_t>(cuda::fwd_vt_seqlen_pad(p.seqlen));
-    std::lock_guard<std::mutex> lock(mutex_);
-    Workspace& w = workspaces_[WorkspaceKey{device, p.stream}];
+    const auto stream = static_cast<cudaStream_t>(p.stream);
+    const WorkspaceKey key{device, p.stream, per_thread_queue(stream) ? scratch_thread() : 0};
+    Workspace* entry = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      entry = &workspaces_[key];  // node-based map: the entry never moves
+    }
+    std::unique_lock<std::mutex> lock(entry->mutex);
+    Workspace& w = *entry;
     if (w.bytes < need) {
       if (!allow_alloc) {
         return fail(ZYFA_STATUS_INVALID_ARGUMENT,
@@ -290,6 +313,7 @@ class CudaBackend final : public Backend {
       w.bytes = need;
     }
     *out = w.buffers.back();
+    *hold = std::move(lock);
     return ZYFA_STATUS_SUCCESS;
   }
 
