@@ -36,7 +36,7 @@
 
 #include "emu/semantics/convert.h"
 #include "emu/semantics/exact_sum.h"
-#include "emu/semantics/mfma_e4m3.h"
+#include "emu/semantics/mfma_fast.h"
 #include "emu/semantics/mfma_layout.h"
 
 namespace zyfa::emu {
@@ -365,13 +365,13 @@ void mfma_execute(const MfmaArgs& args) {
   const OpDesc& d = desc_of(args.op);
   validate_fields(d, args);
   const Formats f = formats_of(d, args.cbsz, args.blgp);
-  // e4m3 x e4m3 (the FP8 attention kernels' only MFMA) has a shorter exact route
-  // (mfma_e4m3.cpp); it declines NaN operands and NaN scales, which take the general path.
-  if (f.a == Elem::E4M3 && f.b == Elem::E4M3) {
-    const E4m3Shape shape{d.m, d.n, d.k, d.k < 32 ? d.k : 32, d.per_lane,
-                          d.family == Family::F8F6F4, d.scaled};
-    if (mfma_e4m3_execute(shape, args)) return;
-  }
+  // e4m3 x e4m3 (the FP8 attention kernels' MFMA) and bf16 x bf16 (the BF16 kernels') have
+  // shorter exact routes (mfma_fast.cpp); they decline NaN/Inf operands and NaN scales, which
+  // take the general path.
+  const FastShape shape{d.m, d.n, d.k, d.k < 32 ? d.k : 32, d.per_lane,
+                        d.family == Family::F8F6F4, d.scaled};
+  if (f.a == Elem::E4M3 && f.b == Elem::E4M3 && mfma_e4m3_execute(shape, args)) return;
+  if (f.a == Elem::BF16 && f.b == Elem::BF16 && mfma_bf16_execute(shape, args)) return;
   mfma_execute_general(args);
 }
 

@@ -98,8 +98,8 @@ struct MfmaArgs {
 // cbsz/abid/blgp broadcast on ops where they are not implemented, bad formats, missing scales).
 void mfma_execute(const MfmaArgs& args);
 // The general path alone (every format, per-term exponent bookkeeping, exact fallback sum):
-// mfma_execute gives the same bits by shorter routes where they are exact (e4m3 x e4m3,
-// mfma_e4m3.h); tests compare the two.
+// mfma_execute gives the same bits by shorter routes where they are exact (e4m3 x e4m3 and
+// bf16 x bf16, mfma_fast.h); tests compare the two.
 void mfma_execute_general(const MfmaArgs& args);
 
 }  // namespace zyfa::emu

@@ -1,4 +1,5 @@
-// mfma_execute (which takes the e4m3 x e4m3 shortcut of mfma_e4m3.cpp where it applies) against
+// mfma_execute (which takes the e4m3 x e4m3 and bf16 x bf16 shortcuts of mfma_fast.cpp where
+// they apply) against
 // mfma_execute_general (the per-term exact path) on the same registers: every bit of D must
 // agree, on random operands, special values, worst-case cancellation and double-rounding traps.
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@ struct FastCase {
   const char* name;
   int m, n, k, per_lane;
   bool f8f6f4, scaled;
+  int bits = 8;  // element width of A and B
 };
 
 const FastCase kFastCases[] = {
@@ -32,6 +34,10 @@ const FastCase kFastCases[] = {
     {MfmaOp::F32_32X32X64_F8F6F4, "F32_32x32x64_F8f6f4", 32, 32, 64, 32, true, false},
     {MfmaOp::SCALE_F32_16X16X128_F8F6F4, "Scale_F32_16x16x128_F8f6f4", 16, 16, 128, 32, true, true},
     {MfmaOp::SCALE_F32_32X32X64_F8F6F4, "Scale_F32_32x32x64_F8f6f4", 32, 32, 64, 32, true, true},
+    {MfmaOp::F32_32X32X16_BF16, "F32_32x32x16_Bf16", 32, 32, 16, 8, false, false, 16},
+    {MfmaOp::F32_16X16X32_BF16, "F32_16x16x32_Bf16", 16, 16, 32, 8, false, false, 16},
+    {MfmaOp::F32_32X32X8_BF16, "F32_32x32x8_Bf16", 32, 32, 8, 4, false, false, 16},
+    {MfmaOp::F32_16X16X16_BF16, "F32_16x16x16_Bf16", 16, 16, 16, 4, false, false, 16},
 };
 
 struct FastParam {
@@ -46,6 +52,7 @@ struct FastParam {
     if (fc.f8f6f4) return cbsz == 0 && blgp == 0;
     return fc.op == MfmaOp::F32_16X16X32_FP8_FP8 || fc.op == MfmaOp::F32_32X32X16_FP8_FP8;
   }
+  bool bf16() const { return fc.bits == 16; }
 };
 
 void PrintTo(const FastParam& p, std::ostream* os) { *os << p.name(); }
@@ -77,8 +84,8 @@ struct Regs {
 
 Regs empty_regs(const FastCase& fc) {
   Regs r;
-  r.a.assign(64 * fc.per_lane / 4, 0);  // 8-bit elements: 4 per register
-  r.b.assign(64 * fc.per_lane / 4, 0);
+  r.a.assign(64 * fc.per_lane * fc.bits / 32, 0);
+  r.b.assign(64 * fc.per_lane * fc.bits / 32, 0);
   r.c.assign(fc.m * fc.n, 0);
   if (fc.scaled) {
     r.scale_a.assign(64, 0x7F7F7F7Fu);  // 1.0 in every byte
@@ -153,10 +160,27 @@ uint8_t random_code8(std::mt19937_64& rng, bool finite) {
   return c;
 }
 
+// A bf16 code: any bits (Inf/NaN included), specials, or, with `finite`, a finite value whose
+// exponent is drawn from a narrow range (bit ranges of a row's products within 46 bits: the
+// shortcut) or the whole range (long ranges: the exact fallback).
+uint16_t random_bf16(std::mt19937_64& rng, bool finite, bool narrow) {
+  static const uint16_t kSpecial[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x7F7F, 0xFF7F, 0x3F80, 0xBF80};
+  const uint32_t r = static_cast<uint32_t>(rng());
+  if (r % 5 == 0) return kSpecial[(r >> 8) % (sizeof kSpecial / sizeof kSpecial[0])];
+  if (!finite) return static_cast<uint16_t>(r >> 16);
+  const uint32_t exp = narrow ? 120 + (r >> 8) % 16 : (r >> 8) % 255;  // never 255 (Inf/NaN)
+  return static_cast<uint16_t>(((r >> 31) << 15) | (exp << 7) | ((r >> 16) & 0x7F));
+}
+
 void fill_random(const FastParam& p, Regs& r, std::mt19937_64& rng, bool finite) {
+  const bool narrow = rng() % 2 == 0;
   for (auto* v : {&r.a, &r.b}) {
     for (auto& w : *v) {
       w = 0;
+      if (p.bf16()) {
+        w = random_bf16(rng, finite, narrow) | uint32_t(random_bf16(rng, finite, narrow)) << 16;
+        continue;
+      }
       for (int byte = 0; byte < 4; ++byte) w |= uint32_t(random_code8(rng, finite)) << (8 * byte);
     }
   }
@@ -225,14 +249,16 @@ TEST_P(MfmaFastPath, CancellationAgreesWithGeneralPath) {
 // double sum to f32 would tie to even; the exact value decides the other way half the time.
 TEST_P(MfmaFastPath, DoubleRoundingMidpointsAgreeWithGeneralPath) {
   const FastParam& p = GetParam();
-  if (!p.e4m3_both()) GTEST_SKIP() << "codes 0x78/0x01 are e4m3 values";
+  if (!p.e4m3_both() && !p.bf16()) GTEST_SKIP() << "built from e4m3 or bf16 codes of 256 and 2^-9";
   const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Midpoint/" + p.name());
   std::mt19937_64 rng(seed);
   const FastCase& fc = p.fc;
   Operands o;
   o.shape = {fc.m, fc.n, fc.k, fc.per_lane, fc.f8f6f4, fc.f8f6f4};
-  o.fa = o.fb = Fmt::E4M3;
-  o.a_regs = o.b_regs = fc.per_lane / 4;
+  o.fa = o.fb = p.bf16() ? Fmt::BF16 : Fmt::E4M3;
+  o.a_regs = o.b_regs = fc.per_lane * fc.bits / 32;
+  const uint32_t big = p.bf16() ? 0x4380u : 0x78u, tiny = p.bf16() ? 0x3B00u : 0x01u;  // 256, 2^-9
+  const uint32_t sign = p.bf16() ? 0x8000u : 0x80u;
   o.d_regs = fc.m * fc.n / 64;
   o.a_code.assign(fc.m * fc.k, 0);
   o.b_code.assign(fc.k * fc.n, 0);
@@ -246,12 +272,12 @@ TEST_P(MfmaFastPath, DoubleRoundingMidpointsAgreeWithGeneralPath) {
     const int k0 = static_cast<int>(rng() % block);
     const int k1 = (k0 + 1 + static_cast<int>(rng() % (block - 1))) % block;
     for (int i = 0; i < fc.m; ++i) {
-      o.a_code[i * fc.k + k0] = 0x78u | (rng() % 2 ? 0x80u : 0u);  // +-256
-      o.a_code[i * fc.k + k1] = 0x01u | (rng() % 2 ? 0x80u : 0u);  // +-2^-9
+      o.a_code[i * fc.k + k0] = big | (rng() % 2 ? sign : 0u);
+      o.a_code[i * fc.k + k1] = tiny | (rng() % 2 ? sign : 0u);
     }
     for (int j = 0; j < fc.n; ++j) {
-      o.b_code[k0 * fc.n + j] = 0x78u | (rng() % 2 ? 0x80u : 0u);
-      o.b_code[k1 * fc.n + j] = 0x01u | (rng() % 2 ? 0x80u : 0u);
+      o.b_code[k0 * fc.n + j] = big | (rng() % 2 ? sign : 0u);
+      o.b_code[k1 * fc.n + j] = tiny | (rng() % 2 ? sign : 0u);
     }
     for (auto& c : o.c) c = (rng() % 2 ? -1.0f : 1.0f) * 0x1p40f * (rng() % 2 ? 1.0f : 1.0f + 0x1p-23f);
     o.scatter();

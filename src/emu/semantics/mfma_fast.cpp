@@ -1,4 +1,4 @@
-// e4m3 x e4m3 MFMAs without the general path's per-term bookkeeping.
+// e4m3 x e4m3 and bf16 x bf16 MFMAs without the general path's per-term bookkeeping.
 //
 // Why a plain double sum of a K block is exact here. Every finite OCP e4m3fn value is an
 // integer multiple of 2^-9 (the subnormal step) of magnitude at most 448 = 229376 * 2^-9, so
@@ -22,16 +22,25 @@
 // correctly rounded sums: proved algorithms using rounding to odd", IEEE TC 2008); f32 needs
 // p = 24 (fewer for subnormal results, whose grid 2^-149 is far coarser than the double's
 // there), and the overflow threshold to infinity is such a rounding boundary too.
-#include "emu/semantics/mfma_e4m3.h"
+//
+// bf16 x bf16: each product is exact in double (8-bit significands give 16 bits), but a sum of
+// 16 or 32 of them need not be (exponents span 2^-266..2^256). Per output the bit range of
+// the products follows from the bit ranges of A's row and B's column: when it spans at most
+// 46 bits, every partial sum of up to 32 products is an integer below 2^51 times the lowest
+// bit, exact in double, and the running value is added with the same single rounding as
+// above. Otherwise that output takes the general path's exact sum (exact_f32_sum).
+#include "emu/semantics/mfma_fast.h"
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "emu/semantics/exact_sum.h"
 #include "emu/semantics/mfma_layout.h"
 
 namespace zyfa::emu {
@@ -59,6 +68,7 @@ struct OperandMap {
   int mn, k, per_lane;
   bool chunked;
   std::vector<uint16_t> row_major, k_major;  // [lane * per_lane + e]
+  std::vector<uint8_t> row;                  // mn of [lane * per_lane + e]
 };
 
 const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
@@ -73,11 +83,13 @@ const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
   m->chunked = chunked;
   m->row_major.resize(64 * per_lane);
   m->k_major.resize(64 * per_lane);
+  m->row.resize(64 * per_lane);
   for (int lane = 0; lane < 64; ++lane) {
     for (int e = 0; e < per_lane; ++e) {
       const mfma_layout::Pos p = mfma_layout::operand_pos(mn, k, per_lane, chunked, lane, e);
       m->row_major[lane * per_lane + e] = static_cast<uint16_t>(p.mn * k + p.k);
       m->k_major[lane * per_lane + e] = static_cast<uint16_t>(p.k * mn + p.mn);
+      m->row[lane * per_lane + e] = static_cast<uint8_t>(p.mn);
     }
   }
   cache.push_back(std::move(m));
@@ -269,7 +281,7 @@ double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); 
 
 }  // namespace
 
-bool mfma_e4m3_execute(const E4m3Shape& sh, const MfmaArgs& args) {
+bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   alignas(64) thread_local double a[kMaxElems], bt[kMaxElems], dots[kMaxElems];
   const int words = 64 * sh.per_lane / 4;
   if (has_nan_code(args.a, words) || has_nan_code(args.b, words)) return false;
@@ -332,6 +344,97 @@ bool mfma_e4m3_execute(const E4m3Shape& sh, const MfmaArgs& args) {
     // A block may overflow to infinity; the next block must see it as the general path does.
     if (p + 1 < nblocks && !any_nonfinite) {
       for (int t = 0; t < mn; ++t) any_nonfinite |= is_nonfinite(acc[t]);
+    }
+  }
+  // C may alias D: all of C was read before any of D is written.
+  for (int t = 0; t < mn; ++t) args.d[slots[t]] = acc[t];
+  return true;
+}
+
+namespace {
+
+constexpr int kEmptyMsb = -100000, kEmptyLsb = 100000;
+
+// Decodes one bf16 operand through `index` and records, per row (A) or column (B), the
+// exponents of the highest and lowest significant bits of its nonzero elements.
+void decode_bf16(const OperandMap& map, const std::vector<uint16_t>& index, const uint32_t* regs,
+                 double* out, int* msb, int* lsb) {
+  const auto* half = reinterpret_cast<const uint16_t*>(regs);  // element e of a lane: half e
+  const int n = static_cast<int>(index.size());
+  for (int t = 0; t < n; ++t) {
+    const uint32_t h = half[t];
+    out[index[t]] = static_cast<double>(f32_of(h << 16));
+    if ((h & 0x7FFFu) == 0) continue;
+    const int expf = static_cast<int>((h >> 7) & 0xFFu);
+    uint32_t mant = h & 0x7Fu;
+    int lsb_exp = -133;  // subnormal: mant * 2^(1 - 127 - 7)
+    if (expf != 0) {
+      mant |= 0x80u;
+      lsb_exp = expf - 134;
+    }
+    const int r = map.row[t];
+    msb[r] = std::max(msb[r], lsb_exp + 31 - __builtin_clz(mant));
+    lsb[r] = std::min(lsb[r], lsb_exp + __builtin_ctz(mant));
+  }
+}
+
+bool has_nonfinite_bf16(const uint32_t* regs, int halves) {
+  const auto* half = reinterpret_cast<const uint16_t*>(regs);
+  uint32_t any = 0;
+  for (int t = 0; t < halves; ++t) any |= (half[t] & 0x7F80u) == 0x7F80u;
+  return any != 0;
+}
+
+}  // namespace
+
+bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
+  alignas(64) thread_local double a[kMaxElems], bt[kMaxElems], dots[kMaxElems];
+  const int halves = 64 * sh.per_lane;
+  if (sh.k > 32 || sh.scaled) return false;
+  if (has_nonfinite_bf16(args.a, halves) || has_nonfinite_bf16(args.b, halves)) return false;
+  std::array<int, 32> amsb, alsb, bmsb, blsb;
+  amsb.fill(kEmptyMsb);
+  bmsb.fill(kEmptyMsb);
+  alsb.fill(kEmptyLsb);
+  blsb.fill(kEmptyLsb);
+  const OperandMap& amap = operand_map(sh.m, sh.k, sh.per_lane, false);
+  const OperandMap& bmap = operand_map(sh.n, sh.k, sh.per_lane, false);
+  decode_bf16(amap, amap.row_major, args.a, a, amsb.data(), alsb.data());
+  decode_bf16(bmap, bmap.k_major, args.b, bt, bmsb.data(), blsb.data());
+  block_dots(sh.n, a, sh.k, bt, sh.m, 0, sh.k, dots);
+
+  const int mn = sh.m * sh.n;
+  const uint16_t* slots = output_slots(sh.m);
+  std::array<uint32_t, 1024> acc;
+  for (int t = 0; t < mn; ++t) acc[t] = args.c[slots[t]];
+  static const std::array<double, 32> kOnes = [] {
+    std::array<double, 32> o;
+    o.fill(1.0);
+    return o;
+  }();
+  for (int i = 0; i < sh.m; ++i) {
+    uint32_t* row = acc.data() + i * sh.n;
+    const double* drow = dots + i * sh.n;
+    // An output is short when its products' bits span at most 46 (or it has no nonzero
+    // product: an all-zero row or column gives an exact +0 dot).
+    const auto short_sum = [&](int j) {
+      return amsb[i] == kEmptyMsb || bmsb[j] == kEmptyMsb ||
+             (amsb[i] + bmsb[j] + 1) - (alsb[i] + blsb[j]) <= 45;
+    };
+    bool all_short = true;
+    for (int j = 0; j < sh.n; ++j) all_short &= short_sum(j) && !is_nonfinite(row[j]);
+    if (all_short) {
+      combine_row(row, drow, 1.0, kOnes.data(), sh.n);
+      continue;
+    }
+    for (int j = 0; j < sh.n; ++j) {
+      if (!short_sum(j)) {
+        std::array<double, 32> terms;
+        for (int kk = 0; kk < sh.k; ++kk) terms[kk] = a[i * sh.k + kk] * bt[kk * sh.n + j];
+        row[j] = exact_f32_sum(f32_of(row[j]), terms.data(), sh.k);
+      } else {
+        row[j] = is_nonfinite(row[j]) ? nonfinite_plus_finite(row[j]) : add_rounded_once(row[j], drow[j]);
+      }
     }
   }
   // C may alias D: all of C was read before any of D is written.
