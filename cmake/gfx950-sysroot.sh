@@ -15,7 +15,7 @@
 # DIR defaults to $ZYFA_SYSROOT_DIR, else /var/cache/zyfa/gfx950-sysroot for root and for users
 # who find a complete sysroot there, else ${XDG_CACHE_HOME:-$HOME/.cache}/zyfa/gfx950-sysroot.
 # Creating: root uses debootstrap; other users use `mmdebstrap --mode=unshare` (Debian 12's
-# mmdebstrap, an unprivileged user namespace, and subordinate ids in /etc/subuid), which leaves
+# mmdebstrap and uidmap, an unprivileged user namespace, subordinate ids in /etc/subuid), which leaves
 # nothing mounted once it returns. sid's Release file may be past its Valid-Until date, so apt
 # is told not to check it.
 set -eu
@@ -81,11 +81,16 @@ create_as_user() {
   mkdir -p "$(dirname "$dir")"
   echo "gfx950 sysroot: mmdebstrap --mode=unshare sid into $dir"
   packages=$(echo "$PACKAGES" | tr ' ' ',')
-  mmdebstrap --mode=unshare --variant=minbase --include="$packages" \
-    --aptopt='Acquire::Check-Valid-Until "false"' sid "$dir" "$MIRROR" || {
+  mkdir -p "$dir"
+  # As a tar stream unpacked by this user: a directory target would be owned by subordinate
+  # ids, which this user could then neither mark complete nor delete. Device nodes are left out
+  # (only root can make them; nothing here needs them).
+  { mmdebstrap --mode=unshare --variant=minbase --include="$packages" \
+      --aptopt='Acquire::Check-Valid-Until "false"' sid - "$MIRROR" |
+    tar -x -C "$dir" --no-same-owner --no-same-permissions --exclude='./dev/*'; } || {
     echo "gfx950 sysroot: mmdebstrap failed; it needs unprivileged user namespaces" \
-         "(sysctl kernel.unprivileged_userns_clone=1) and an entry for $(id -un) in /etc/subuid" \
-         "and /etc/subgid; or run this script once as root" >&2
+         "(sysctl kernel.unprivileged_userns_clone=1), newuidmap (Debian package uidmap) and an" \
+         "entry for $(id -un) in /etc/subuid and /etc/subgid; or run this script once as root" >&2
     exit 1
   }
 }
