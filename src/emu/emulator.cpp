@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -44,7 +46,35 @@ void fill_hidden(const KernelInfo& k, const Dispatch& d, std::vector<uint8_t>& k
   }
 }
 
+// The warnings of every workgroup, one per (pc, rule): fewest wait states given, total count.
+void merge_warnings(std::vector<RuleWarning> from, std::map<std::pair<uint32_t, std::string>, RuleWarning>& into) {
+  for (RuleWarning& w : from) {
+    RuleWarning& m = into[{w.pc, w.rule}];
+    if (m.count == 0) {
+      m = std::move(w);
+      continue;
+    }
+    m.given = std::min(m.given, w.given);
+    m.count += w.count;
+  }
+}
+
 }  // namespace
+
+bool parse_rule_set(std::string_view name, RuleSet* out) {
+  if (name == "strict") *out = RuleSet::kStrict;
+  else if (name == "hardware") *out = RuleSet::kHardware;
+  else return false;
+  return true;
+}
+
+const char* rule_set_name(RuleSet rules) {
+  switch (rules) {
+    case RuleSet::kStrict: return "strict";
+    case RuleSet::kHardware: return "hardware";
+    default: return "default";
+  }
+}
 
 DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   DispatchResult result;
@@ -54,6 +84,13 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
     result.error = std::move(msg);
     return result;
   };
+  result.rules = opt.rules;
+  if (result.rules == RuleSet::kDefault) {
+    const char* env = std::getenv("ZYFA_EMU_RULES");
+    result.rules = RuleSet::kStrict;
+    if (env && *env && !parse_rule_set(env, &result.rules))
+      return fail(fmt::format("ZYFA_EMU_RULES = '{}': expected 'strict' or 'hardware'", env));
+  }
   if (!d.object) return fail("no code object");
   const KernelInfo* k = d.object->find_kernel(d.kernel);
   if (!k) return fail(fmt::format("kernel '{}' is not in the code object", d.kernel));
@@ -103,6 +140,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   ctx.dispatch_ptr = reinterpret_cast<uint64_t>(packet);
   ctx.seed = opt.seed;
   ctx.max_instructions_per_wave = opt.max_instructions_per_wave;
+  ctx.rules = result.rules;
   ctx.trace = opt.trace;
 
   // Workgroups in a random order (seeded), handed out to threads one at a time.
@@ -116,6 +154,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   std::atomic<uint64_t> first_fault_id{UINT64_MAX};
   std::mutex mu;
   std::string first_fault;
+  std::map<std::pair<uint32_t, std::string>, RuleWarning> warnings;
   std::atomic<uint64_t> waves{0}, instructions{0}, lane_instructions{0};
 
   auto worker = [&] {
@@ -146,6 +185,10 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
           first_fault = fmt::format("kernel {}: emulator error: {}", k->name, e.what());
         }
       }
+      if (std::vector<RuleWarning> w = ex.take_warnings(); !w.empty()) {
+        std::lock_guard<std::mutex> lock(mu);
+        merge_warnings(std::move(w), warnings);
+      }
       uint64_t ins = 0, lanes = 0;
       for (const auto& w : wg.waves) { ins += w->instructions; lanes += w->lane_instructions; }
       waves += wg.waves.size();
@@ -165,6 +208,11 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   result.stats.instructions = instructions;
   result.stats.lane_instructions = lane_instructions;
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (auto& [key, w] : warnings) {
+    w.text = fmt::format("hardware rules: {} at pc 0x{:x} '{}': {} wait state(s) given, LLVM asks for {} ({}); "
+                         "{} time(s)", w.rule, w.pc, w.instruction, w.given, w.required, w.source, w.count);
+    result.warnings.push_back(std::move(w));
+  }
   if (first_fault_id.load() != UINT64_MAX) return fail(first_fault);
   result.ok = true;
   return result;

@@ -44,7 +44,8 @@ class TestKernels {
   }
 
   Run run3(const std::string& kernel, size_t out_words, std::vector<uint32_t> in, std::vector<uint32_t> args,
-           const uint32_t block[3], const uint32_t grid[3], uint64_t seed, unsigned threads = 1) const {
+           const uint32_t block[3], const uint32_t grid[3], uint64_t seed, unsigned threads = 1,
+           RuleSet rules = RuleSet::kDefault) const {
     Run r;
     r.out.assign(out_words, 0xDEADBEEFu);
     if (in.empty()) in.push_back(0);
@@ -68,6 +69,7 @@ class TestKernels {
     DispatchOptions opt;
     opt.seed = seed;
     opt.threads = threads;
+    opt.rules = rules;
     r.result = run_dispatch(d, opt);
     return r;
   }

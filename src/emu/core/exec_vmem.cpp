@@ -183,8 +183,7 @@ void execute_mubuf(Executor& x) {
   } else if (a.to_lds) {
     // LDS destination: M0 + inst_offset + lane * 4 per dword (CDNA4 ISA "Buffer load to LDS").
     const uint64_t t = w.salu_m0_write_clock;
-    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
-      x.fault("LDS-DMA hazard: buffer load to LDS right after an SALU write of M0 (needs 1 wait state)");
+    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
     op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
   } else {
     op->dst_reg = in.vdata + (in.vdata_acc ? kAgprBase : 0);
@@ -235,8 +234,7 @@ void execute_flat(Executor& x) {
     if (a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
   } else if (a.to_lds) {
     const uint64_t t = w.salu_m0_write_clock;
-    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
-      x.fault("LDS-DMA hazard: global load to LDS right after an SALU write of M0 (needs 1 wait state)");
+    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
     op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
   } else {
     op->dst_reg = in.vdst + (in.vdata_acc ? kAgprBase : 0);

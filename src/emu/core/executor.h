@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emu/core/instruction.h"
@@ -28,8 +30,12 @@ struct DispatchContext {
   uint64_t kernarg_address = 0, dispatch_ptr = 0;
   uint64_t seed = 1;
   uint64_t max_instructions_per_wave = 0;
+  RuleSet rules = RuleSet::kStrict;  // resolved (never kDefault)
   TraceOptions trace;
 };
+
+// The wait-state rules that the hardware rule set relaxes (hazards.cpp, docs/emulator.md).
+enum class RelaxedRule { kM0LdsDma, kValuSgprValuRead };
 
 class Executor {
  public:
@@ -87,6 +93,12 @@ class Executor {
   // A VALU writing a VGPR that a > 64-bit VMEM store issued just before still reads.
   void hazard_check_store_data_overwrite(uint32_t vgpr);
   void hazard_before_instruction();
+  // `given` wait states where LLVM asks for more under `rule`: a fault under strict, a warning
+  // under hardware (a fault there too below what AMD's shipped code gives). `sreg` is the
+  // scalar operand code of the register involved (M0, VCC, s<n>), for the message.
+  void hazard_relaxed(RelaxedRule rule, int64_t given, uint16_t sreg);
+  // The warnings recorded so far, one per (pc, rule); leaves none behind.
+  std::vector<RuleWarning> take_warnings();
   // A VMEM/LDS load whose destination an MFMA still writes or reads as SrcC (at issue).
   void hazard_check_load_destinations(const PendingOp& op);
 
@@ -113,6 +125,7 @@ class Executor {
   bool branch_taken_ = false;
   mutable const MemoryRegion* last_region_ = nullptr;
   uint64_t next_pc_ = 0;
+  std::map<std::pair<uint32_t, int>, RuleWarning> warnings_;  // by (pc, rule)
   friend struct ValuExec;
   friend struct SaluExec;
 

@@ -7,6 +7,10 @@
 // read-after-write cases; TransDefWaitstates; dst_sel/op_sel forwarding; cvt_scale
 // forwarding); the numbers per pass count come from
 // mfma_wait_states() in semantics/mfma.h and are checked by tests/emu/test_emu_hazards.cpp.
+// Under the hardware rule set (DispatchOptions::rules) the rules LLVM states more
+// conservatively than AMD's shipped code relies on warn instead (hazard_relaxed).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "emu/core/executor.h"
@@ -56,17 +60,85 @@ void Executor::hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is
 }
 
 // gfx940+ has no interlock for a VALU writing an SGPR (VCC included) that a VALU reads next:
-// 2 wait states (GCNHazardRecognizer checkVALUHazards, hasVDecCoExecHazard).
+// LLVM asks for 2 wait states (GCNHazardRecognizer checkVALUHazards, hasVDecCoExecHazard);
+// a rule the hardware rule set relaxes (hazard_relaxed).
 void Executor::hazard_check_valu_sgpr_read(uint16_t code, int count) {
   Wave& w = *w_;
+  // The closest write among the registers read: one finding per instruction (VCC is two).
+  int64_t given = INT64_MAX;
+  uint16_t reg = 0;
   for (int i = 0; i < count; ++i) {
     const uint16_t c = code + i;
     if (c >= 128) continue;
     const uint64_t t = w.valu_sgpr_write_clock[c];
-    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 2)
-      fault(fmt::format("VALU hazard: {} read by a VALU less than 2 wait states after a VALU wrote it",
-                        c == 106 ? "vcc_lo" : c == 107 ? "vcc_hi" : fmt::format("s{}", c)));
+    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < given) {
+      given = int64_t(w.clock) - int64_t(t - 1) - 1;
+      reg = c;
+    }
   }
+  if (given != INT64_MAX) hazard_relaxed(RelaxedRule::kValuSgprValuRead, given, reg);
+}
+
+namespace {
+
+// The rules LLVM states more conservatively than AMD's shipped gfx950 code relies on. `floor`
+// is the fewest wait states that code gives (AITER fmha_v3_fwd, docs/emulator.md "Rule
+// sets"): the hardware rule set warns from there up to LLVM's count and still faults below,
+// where nothing shows that the hardware copes.
+struct RelaxedRuleInfo {
+  const char* name;
+  int required;  // LLVM's count
+  int floor;     // AMD's shipped code's count
+  const char* fault_format;  // {0} register, {1} wait states given, {2} required
+  const char* source;
+};
+
+const RelaxedRuleInfo& info(RelaxedRule r) {
+  static const RelaxedRuleInfo kRules[] = {
+      {"m0-lds-dma", 1, 0,
+       "LDS-DMA hazard: load to LDS {1} wait state(s) after an SALU write of {0} (needs {2})",
+       "GCNHazardRecognizer checkReadM0Hazards (hasReadM0LdsDmaHazard: GFX9)"},
+      {"valu-sgpr-valu-read", 2, 1,
+       "VALU hazard: {0} read by a VALU {1} wait state(s) after a VALU wrote it (needs {2})",
+       "GCNHazardRecognizer checkVALUHazards (hasVDecCoExecHazard: gfx940+)"},
+  };
+  return kRules[static_cast<int>(r)];
+}
+
+}  // namespace
+
+void Executor::hazard_relaxed(RelaxedRule rule, int64_t given, uint16_t sreg) {
+  const RelaxedRuleInfo& r = info(rule);
+  if (given >= r.required) return;
+  if (ctx_.rules != RuleSet::kHardware || given < r.floor) {
+    const std::string name = sreg == operand::kM0      ? "M0"
+                             : sreg == operand::kVccLo ? "vcc_lo"
+                             : sreg == operand::kVccHi ? "vcc_hi"
+                                                           : fmt::format("s{}", sreg);
+    std::string msg = fmt::format(fmt::runtime(r.fault_format), name, given, r.required);
+    if (ctx_.rules == RuleSet::kHardware)
+      msg += fmt::format("; below the {} AMD's shipped code gives, so a fault under the hardware rules too", r.floor);
+    fault(msg);
+  }
+  RuleWarning& wr = warnings_[{in_->pc, static_cast<int>(rule)}];
+  if (wr.count == 0) {
+    wr.rule = r.name;
+    wr.pc = in_->pc;
+    wr.instruction = in_->name;
+    wr.given = int(given);
+    wr.required = r.required;
+    wr.source = r.source;
+  }
+  wr.given = std::min(wr.given, int(given));
+  ++wr.count;
+}
+
+std::vector<RuleWarning> Executor::take_warnings() {
+  std::vector<RuleWarning> out;
+  out.reserve(warnings_.size());
+  for (auto& [key, wr] : warnings_) out.push_back(std::move(wr));
+  warnings_.clear();
+  return out;
 }
 
 // VMEM stores of more than 64 bits (FLAT/GLOBAL always, MUBUF when soffset is not an SGPR)

@@ -8,7 +8,9 @@
 //   zyfa-emu-run OBJECT.co --disasm        the decoded instructions
 // Options: --kernarg FILE (raw bytes; --ptr OFFSET=NAME patches a buffer address in),
 //   --arg {u32,i32,u64,f32,ptr}:VALUE (appended in order, naturally aligned; ptr:NAME[+BYTES]),
-//   --lds BYTES (dynamic LDS), --seed N, --threads N, --trace WG[:WAVE], --trace-regs.
+//   --lds BYTES (dynamic LDS), --seed N, --threads N, --trace WG[:WAVE], --trace-regs,
+//   --rules strict|hardware (wait-state rule set; default: ZYFA_EMU_RULES, else strict; under
+//   hardware the rules LLVM states conservatively print a warning each instead of stopping).
 // Buffers: NAME=FILE loads a file, NAME=FILE:SIZE pads it, NAME=:SIZE is filled with 0xFF
 // bytes (NaN for floats), NAME=@SIZE with zeros; all are writable.
 #include <cstdio>
@@ -57,7 +59,7 @@ struct Buffer {
 void usage() {
   std::cerr << "usage: zyfa-emu-run OBJECT.co KERNEL [--grid X,Y,Z] [--block X,Y,Z] [--buffer NAME=FILE[:SIZE]]\n"
                "       [--output NAME=FILE] [--kernarg FILE] [--ptr OFFSET=NAME] [--arg TYPE:VALUE] [--lds BYTES]\n"
-               "       [--seed N] [--threads N] [--trace WG[:WAVE]] [--trace-regs]\n"
+               "       [--seed N] [--threads N] [--trace WG[:WAVE]] [--trace-regs] [--rules strict|hardware]\n"
                "       zyfa-emu-run OBJECT.co --list | --disasm\n";
   std::exit(2);
 }
@@ -106,6 +108,10 @@ int main(int argc, char** argv) {
     else if (a == "--lds") d.dynamic_lds_bytes = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--seed") opt.seed = std::stoull(next(), nullptr, 0);
     else if (a == "--threads") opt.threads = static_cast<unsigned>(std::stoul(next()));
+    else if (a == "--rules") {
+      const std::string r = next();
+      if (!zyfa::emu::parse_rule_set(r, &opt.rules)) die("--rules " + r + ": expected strict or hardware");
+    }
     else if (a == "--trace") {
       const std::string t = next();
       const size_t c = t.find(':');
@@ -182,6 +188,7 @@ int main(int argc, char** argv) {
   std::cerr << fmt::format("{} workgroups, {} waves, {} instructions, {} lane-instructions in {:.3f} s ({:.1f} M lane-instr/s)\n",
                            r.stats.workgroups, r.stats.waves, r.stats.instructions, r.stats.lane_instructions,
                            r.stats.seconds, r.stats.lane_instructions / 1e6 / std::max(r.stats.seconds, 1e-9));
+  for (const auto& w : r.warnings) std::cerr << "warning: " << w.text << "\n";
   if (!r.ok) {
     std::cerr << "FAULT: " << r.error << "\n";
     return 1;
