@@ -143,7 +143,11 @@ typedef struct zyfa_alignment_t {
 /** @brief Initializer for a ::zyfa_alignment_t to be filled by zyfa_backend_alignment(). */
 #define ZYFA_ALIGNMENT_INIT zyfa_alignment_default()
 
-/** @brief Opaque handle: caches loaded modules and job tables. Thread-safe. */
+/**
+ * @brief Opaque handle: caches loaded modules and job tables. Thread-safe: any number of
+ * threads may call into one handle at once (any streams, per-thread streams included), each
+ * call giving the result it gives alone; only zyfa_destroy() must not overlap another call.
+ */
 typedef struct zyfa_handle* zyfa_handle_t;
 
 /** @brief A forward descriptor with its defaults (see ::ZYFA_FWD_DESC_INIT). */
