@@ -46,6 +46,38 @@ TEST(EmuWaitcnt, ScalarLoadNeedsLgkmcnt) { expect_fault("k_smem_nowait", "read o
 
 TEST(EmuWaitcnt, LdsReadNeedsLgkmcnt) { expect_fault("k_lds_nowait", "read of v6"); }
 
+// SMEM returns out of order, so lgkmcnt(N > 0) guarantees no scalar load: using one after it
+// faults for every seed, not only for the return orders a seed happens to draw.
+void expect_fault_every_seed(const char* kernel, const char* words) {
+  TestKernels k("waitcnt");
+  for (uint64_t seed = 1; seed <= 32; ++seed) {
+    const auto r = k.run(kernel, 64 * 16, triple(128), {}, 64, 1, seed);
+    ASSERT_FALSE(r.result.ok) << kernel << " seed " << seed << " ran without a fault";
+    EXPECT_NE(r.result.error.find(words), std::string::npos) << r.result.error;
+  }
+}
+
+TEST(EmuWaitcnt, ScalarLoadsReturnOutOfOrder) {
+  expect_fault_every_seed("k_smem_two_partial", "read of s20");
+  TestKernels k("waitcnt");
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto r = k.run("k_smem_two_full", 64 * 16, triple(128), {}, 64, 1, seed);
+    EXPECT_TRUE(r.result.ok) << "seed " << seed << ": " << r.result.error;
+  }
+}
+
+// LDS and SMEM share lgkmcnt: an LDS read is guaranteed by lgkmcnt(N) only when N younger LDS
+// operations are outstanding, never because a scalar load might have returned first.
+TEST(EmuWaitcnt, LdsBehindScalarLoadNeedsLgkmcntZero) {
+  expect_fault_every_seed("k_lds_then_smem_partial", "read of v6");
+  TestKernels k("waitcnt");
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto r = k.run("k_lds_smem_lds_older_ok", 64 * 16, triple(128), {}, 64, 1, seed);
+    ASSERT_TRUE(r.result.ok) << "seed " << seed << ": " << r.result.error;
+    for (uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(r.out[lane * 16], 7 + lane);
+  }
+}
+
 TEST(EmuWaitcnt, LdsSameWaveInOrder) {
   TestKernels k("waitcnt");
   const auto r = k.run("k_lds_wait", 64 * 16, triple(128));
@@ -113,6 +145,33 @@ TEST(EmuLds, OwnUnwaitedWriteAcrossBarrierIsAllowed) {
     const auto r = k.run("k_lds_own_readback", 256 * 16, {}, {}, 256, 1, seed);
     ASSERT_TRUE(r.result.ok) << r.result.error;
     for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(r.out[t * 16], t) << "work-item " << t;
+  }
+}
+
+// Two waves writing and reading the same LDS bytes with no s_barrier between them race: the
+// emulator stops the second access for every interleaving (read after write, write after
+// write, write after read), not only when the interleaving happens to reorder them.
+TEST(EmuLds, RaceBetweenWavesFaultsForEverySeed) {
+  TestKernels k("lds");
+  for (const char* kernel : {"k_lds_race_raw", "k_lds_race_waw", "k_lds_race_war"}) {
+    for (uint64_t seed = 1; seed <= 16; ++seed) {
+      const auto r = k.run(kernel, 256 * 16, {}, {}, 256, 1, seed);
+      ASSERT_FALSE(r.result.ok) << kernel << " seed " << seed << " ran without a fault";
+      EXPECT_NE(r.result.error.find("LDS race"), std::string::npos) << r.result.error;
+    }
+  }
+}
+
+// A barrier between the accesses, different bytes of one dword, and reads by many waves of
+// the same bytes are not races.
+TEST(EmuLds, OrderedOrDisjointAccessesAreNoRace) {
+  TestKernels k("lds");
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const auto a = k.run("k_lds_read_barrier_write", 256 * 16, {}, {}, 256, 1, seed);
+    ASSERT_TRUE(a.result.ok) << a.result.error;
+    const auto b = k.run("k_lds_bytes_no_race", 256 * 16, {}, {}, 256, 1, seed);
+    ASSERT_TRUE(b.result.ok) << b.result.error;
+    for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(b.out[t * 16], 0x40404040u) << "work-item " << t;
   }
 }
 

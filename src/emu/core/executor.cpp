@@ -309,14 +309,14 @@ void Executor::retire_oldest(Counter c) {
 void Executor::wait_counts(uint32_t vmcnt, uint32_t lgkmcnt) {
   Wave& w = *w_;
   while (w.vm_queue.size() > vmcnt) retire_oldest(Counter::kVm);
-  // LGKM counts LDS (in order) and SMEM (any order) together: which operations a non-zero
-  // count guarantees is decided at random among the orders the hardware allows.
-  while (w.lds_queue.size() + w.smem_set.size() > lgkmcnt) {
-    if (!w.smem_set.empty() && (w.lds_queue.empty() || rng().below(2)))
-      retire_oldest(Counter::kLgkmSmem);
-    else
-      retire_oldest(Counter::kLgkmLds);
-  }
+  // LGKM counts LDS (returning in order) and SMEM (in any order) together. Once the count is
+  // down to N, only what holds for every allowed return order is guaranteed: the LDS
+  // operations older than the N youngest (all N still counted may be LDS ones), and the SMEM
+  // loads only for N = 0 (any one of them may be among the N still counted). The rest stays
+  // in flight, so a use that a non-zero lgkmcnt does not cover faults for every seed.
+  while (w.lds_queue.size() > lgkmcnt) retire_oldest(Counter::kLgkmLds);
+  if (lgkmcnt == 0)
+    while (!w.smem_set.empty()) retire_oldest(Counter::kLgkmSmem);
 }
 
 void Executor::drain_all() {

@@ -17,6 +17,9 @@
 //
 // A buffer/global load with `lds` writes LDS when it completes (vmcnt), so reading or writing
 // that LDS before s_waitcnt vmcnt retires the load is a fault as well (same wave).
+//
+// Accesses of different waves within one barrier interval (no s_barrier between them) are
+// checked at issue by the LDS race detector (lds_race.cpp), which is told of each release.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -80,6 +83,7 @@ const char* space(bool lds) { return lds ? "LDS" : "global memory"; }
 }  // namespace
 
 void Executor::record_unfenced_writes() {
+  wg_.lds_race.next_epoch();
   wg_.unfenced.clear();
   for (auto& wp : wg_.waves) {
     const Wave& w = *wp;
@@ -103,6 +107,18 @@ void Executor::record_unfenced_writes() {
 
 void Executor::check_memory_order(const PendingOp& op) {
   Wave& w = *w_;
+  // Races within the barrier interval; a single wave has nobody to race with. Atomics are
+  // meant to be concurrent and are not tracked.
+  const bool lds_access = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
+                          op.kind == PendingOp::kGlobalLoadToLds;
+  const bool atomic = op.kind == PendingOp::kLdsLoad && is_lds_rtn_atomic(op.op);
+  if (lds_access && !atomic && wg_.waves.size() > 1) {
+    for_each_range(op, [&](const Range& r) {
+      if (r.lds)
+        wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, r.begin, r.end,
+                            r.write ? LdsRaceShadow::Access::kWrite : LdsRaceShadow::Access::kRead);
+    });
+  }
   // LDS written by this wave's own loads-to-LDS still in flight.
   const bool touches_lds = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
                            op.kind == PendingOp::kLdsAtomic || op.kind == PendingOp::kGlobalLoadToLds;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emu/core/instruction.h"
+#include "emu/core/lds_race.h"
 #include "emu/emulator.h"
 
 namespace zyfa::emu {
@@ -154,6 +155,7 @@ struct Workgroup {
   Rng rng{1};
   // Accesses not waited for at the last barrier release; cleared at the next one.
   std::vector<UnfencedAccess> unfenced;
+  LdsRaceShadow lds_race;  // accesses of the waves since the last barrier release (lds_race.cpp)
 };
 
 }  // namespace zyfa::emu

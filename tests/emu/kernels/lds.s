@@ -111,3 +111,77 @@ KERNEL_END k_lds_war, 64, 0, 1024
 KERNEL_BEGIN k_lds_war_late_wait
   WAR_EXCHANGE 0
 KERNEL_END k_lds_war_late_wait, 64, 0, 1024
+
+// Races: accesses of different waves to the same LDS bytes with no s_barrier between them,
+// one of them a write (lds_race.cpp). Each work-item writes its id, waits for its own write
+// and reads the id written 64 work-items further on, i.e. by the next wave: no barrier.
+KERNEL_BEGIN k_lds_race_raw
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  ds_write_b32 v1, v0
+  s_waitcnt lgkmcnt(0)
+  v_add_u32 v2, 64, v0
+  v_and_b32 v2, 0xff, v2
+  v_lshlrev_b32 v2, 2, v2
+  ds_read_b32 v3, v2
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+KERNEL_END k_lds_race_raw, 64, 0, 1024
+
+// Every wave writes the same 64 dwords (work-item id mod 64): a write-write race.
+KERNEL_BEGIN k_lds_race_waw
+  v_and_b32 v1, 63, v0
+  v_lshlrev_b32 v1, 2, v1
+  ds_write_b32 v1, v0
+  s_waitcnt lgkmcnt(0)
+KERNEL_END k_lds_race_waw, 64, 0, 1024
+
+// Each wave reads the next wave's slot before a barrier, and after it every wave writes its
+// own slot: correct (the barrier orders the reads before the writes). Without the barrier
+// the write of one wave races with the read of another (k_lds_race_war).
+.macro READ_THEN_WRITE barrier
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 2, v0
+  v_add_u32 v2, 64, v0
+  v_and_b32 v2, 0xff, v2
+  v_lshlrev_b32 v2, 2, v2
+  ds_read_b32 v3, v2
+  s_waitcnt lgkmcnt(0)
+  .if \barrier
+  s_barrier
+  .endif
+  ds_write_b32 v1, v0
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+.endm
+KERNEL_BEGIN k_lds_read_barrier_write
+  READ_THEN_WRITE 1
+KERNEL_END k_lds_read_barrier_write, 64, 0, 1024
+KERNEL_BEGIN k_lds_race_war
+  READ_THEN_WRITE 0
+KERNEL_END k_lds_race_war, 64, 0, 1024
+
+// Wave w writes byte w of dword 0 (different bytes of one dword: no race), and every wave
+// reads the same initialized table (reads never race); after a barrier each reads dword 0.
+KERNEL_BEGIN k_lds_bytes_no_race
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshrrev_b32 v1, 6, v0
+  v_mov_b32 v4, 0x40
+  ds_write_b8 v1, v4 offset:0
+  v_mov_b32 v5, 0
+  ds_read_b32 v6, v5 offset:64
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  ds_read_b32 v3, v5
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+KERNEL_END k_lds_bytes_no_race, 64, 0, 1024
