@@ -356,25 +356,30 @@ namespace {
 constexpr int kEmptyMsb = -100000, kEmptyLsb = 100000;
 
 // Decodes one bf16 operand through `index` and records, per row (A) or column (B), the
-// exponents of the highest and lowest significant bits of its nonzero elements.
+// exponents of the highest and lowest significant bits of its nonzero elements. All elements
+// of a lane belong to one row or column (mfma_layout::operand_pos), so the range is gathered
+// per lane in registers and merged once.
 void decode_bf16(const OperandMap& map, const std::vector<uint16_t>& index, const uint32_t* regs,
                  double* out, int* msb, int* lsb) {
   const auto* half = reinterpret_cast<const uint16_t*>(regs);  // element e of a lane: half e
-  const int n = static_cast<int>(index.size());
-  for (int t = 0; t < n; ++t) {
-    const uint32_t h = half[t];
-    out[index[t]] = static_cast<double>(f32_of(h << 16));
-    if ((h & 0x7FFFu) == 0) continue;
-    const int expf = static_cast<int>((h >> 7) & 0xFFu);
-    uint32_t mant = h & 0x7Fu;
-    int lsb_exp = -133;  // subnormal: mant * 2^(1 - 127 - 7)
-    if (expf != 0) {
-      mant |= 0x80u;
-      lsb_exp = expf - 134;
+  const int per_lane = map.per_lane;
+  for (int lane = 0; lane < 64; ++lane) {
+    int hi = kEmptyMsb, lo = kEmptyLsb;
+    for (int e = 0; e < per_lane; ++e) {
+      const int t = lane * per_lane + e;
+      const uint32_t h = half[t];
+      out[index[t]] = static_cast<double>(f32_of(h << 16));
+      if ((h & 0x7FFFu) == 0) continue;
+      const uint32_t expf = (h >> 7) & 0xFFu;
+      // value = mant * 2^lsb_exp: normal with the hidden bit, subnormal at 2^(1 - 127 - 7).
+      const uint32_t mant = (h & 0x7Fu) | (expf ? 0x80u : 0u);
+      const int lsb_exp = expf ? static_cast<int>(expf) - 134 : -133;
+      hi = std::max(hi, lsb_exp + 31 - __builtin_clz(mant));
+      lo = std::min(lo, lsb_exp + __builtin_ctz(mant));
     }
-    const int r = map.row[t];
-    msb[r] = std::max(msb[r], lsb_exp + 31 - __builtin_clz(mant));
-    lsb[r] = std::min(lsb[r], lsb_exp + __builtin_ctz(mant));
+    const int r = map.row[lane * per_lane];
+    msb[r] = std::max(msb[r], hi);
+    lsb[r] = std::min(lsb[r], lo);
   }
 }
 
