@@ -31,7 +31,9 @@
 // above. Otherwise that output takes the general path's exact sum (exact_f32_sum).
 #include "emu/semantics/mfma_fast.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -166,21 +168,25 @@ void block_dots_generic(const double* a, int k_total, const double* bt, int m, i
   block_dots_impl<N, false>(a, k_total, bt, m, k0, len, dots);
 }
 
+#if defined(__x86_64__)
 template <int N>
 __attribute__((target("avx2,fma"))) void block_dots_avx2(const double* a, int k_total,
                                                      const double* bt, int m, int k0, int len,
                                                      double* dots) {
   block_dots_impl<N, true>(a, k_total, bt, m, k0, len, dots);
 }
+#endif
 
 void block_dots(int n, const double* a, int k_total, const double* bt, int m, int k0, int len,
                 double* dots) {
+#if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (n == 32) {
-    (avx2 ? block_dots_avx2<32> : block_dots_generic<32>)(a, k_total, bt, m, k0, len, dots);
-  } else {
-    (avx2 ? block_dots_avx2<16> : block_dots_generic<16>)(a, k_total, bt, m, k0, len, dots);
+  if (avx2) {
+    (n == 32 ? block_dots_avx2<32> : block_dots_avx2<16>)(a, k_total, bt, m, k0, len, dots);
+    return;
   }
+#endif
+  (n == 32 ? block_dots_generic<32> : block_dots_generic<16>)(a, k_total, bt, m, k0, len, dots);
 }
 
 uint64_t double_bits(double d) {
@@ -245,6 +251,7 @@ void combine_row_generic(uint32_t* row, const double* dots, double as, const dou
   combine_row_impl(row, dots, as, bs, n);
 }
 
+#if defined(__x86_64__)
 // The same steps as add_rounded_once, four outputs at a time (the compiler does not vectorize
 // the scalar form: its bit-pattern step mixes integer and double lanes).
 __attribute__((target("avx2"))) void combine_row_avx2(uint32_t* row, const double* dots, double as,
@@ -271,10 +278,14 @@ __attribute__((target("avx2"))) void combine_row_avx2(uint32_t* row, const doubl
   }
   for (; j < n; ++j) row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
 }
+#endif
 
 void combine_row(uint32_t* row, const double* dots, double as, const double* bs, int n) {
+#if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  (avx2 ? combine_row_avx2 : combine_row_generic)(row, dots, as, bs, n);
+  if (avx2) return combine_row_avx2(row, dots, as, bs, n);
+#endif
+  combine_row_generic(row, dots, as, bs, n);
 }
 
 double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); }
