@@ -13,7 +13,7 @@ as_root() {
 }
 
 packages="cmake ninja-build g++ python3 python3-pip ccache libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-          libamdhip64-dev debootstrap mmdebstrap uidmap"
+          libamdhip64-dev debootstrap mmdebstrap uidmap pkgconf dpkg-dev binutils"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
