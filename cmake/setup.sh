@@ -1,7 +1,8 @@
 #!/bin/sh
 # One-time set-up of a Debian 12 machine for building zyfa with every backend it can carry:
-# Debian packages, the gfx950 sysroot (cmake/gfx950-sysroot.sh) and the pinned PyPI header
-# wheel of the cuDNN comparison (bench/zyfa-bench/fetch-cudnn-frontend.sh). Idempotent: present pieces are reused.
+# Debian packages, the gfx950 sysroot (cmake/gfx950-sysroot.sh), the pinned PyPI header
+# wheel of the cuDNN comparison (bench/zyfa-bench/fetch-cudnn-frontend.sh) and AITER's gfx950
+# kernels for the emulator tests (bench/aiter/fetch-aiter-kernels.sh). Idempotent: present pieces are reused.
 # Root (or sudo) is needed only to install missing Debian packages. The sysroot is made by root
 # with debootstrap, by any other user with mmdebstrap in a user namespace; building with it
 # needs no root at all (its tools run in place, nothing is mounted).
@@ -39,4 +40,9 @@ fi
 # without it the bench builds without the comparison.
 sh "$here/../bench/zyfa-bench/fetch-cudnn-frontend.sh" ||
   echo "setup: cuDNN frontend headers not fetched; zyfa-bench will build without the cuDNN comparison"
+# AMD AITER's shipped gfx950 attention kernels (pinned PyPI wheel, only the code objects and
+# their argument header kept), run by the emulator tests in tests/aiter. Optional: without them
+# those tests skip and say why.
+sh "$here/../bench/aiter/fetch-aiter-kernels.sh" ||
+  echo "setup: AITER kernels not fetched; the tests that run them on the emulator will skip"
 echo "setup: done"
