@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "emu/core/ds_transpose.h"
 #include "emu/core/executor.h"
 #include "emu/core/fp_bits.h"
 #include "emu/isa/isa_ops.h"
@@ -16,7 +17,7 @@
 namespace zyfa::emu {
 namespace {
 
-enum class DsKind { kRead, kWrite, kAtomic, kAtomicRtn, kPermute };
+enum class DsKind { kRead, kWrite, kAtomic, kAtomicRtn, kPermute, kTranspose };
 
 struct DsShape {
   DsKind kind;
@@ -68,7 +69,12 @@ bool shape_of(uint16_t o, DsShape* s) {
       *s = {DsKind::kAtomicRtn, 1}; return true;
     case op::DS_BPERMUTE_B32: case op::DS_PERMUTE_B32: case op::DS_SWIZZLE_B32:
       *s = {DsKind::kPermute, 1}; return true;
-    default: return false;
+    default: {
+      DsTransposeShape t;
+      if (!ds_transpose_shape(o, &t)) return false;
+      *s = {DsKind::kTranspose, t.dwords};
+      return true;
+    }
   }
 }
 
@@ -102,7 +108,8 @@ void execute_ds(Executor& x) {
   DsShape s;
   if (!shape_of(in.op, &s)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
   const bool data_acc = in.vdata_acc;
-  PendingOp* op = x.new_op(s.kind == DsKind::kRead || s.kind == DsKind::kAtomicRtn || s.kind == DsKind::kPermute
+  const bool reads_lds = s.kind == DsKind::kRead || s.kind == DsKind::kTranspose;
+  PendingOp* op = x.new_op(reads_lds || s.kind == DsKind::kAtomicRtn || s.kind == DsKind::kPermute
                                ? PendingOp::kLdsLoad
                                : s.kind == DsKind::kWrite ? PendingOp::kLdsStore : PendingOp::kLdsAtomic,
                            Counter::kLgkmLds);
@@ -115,6 +122,7 @@ void execute_ds(Executor& x) {
   const uint64_t exec = op->exec;
 
   auto read_data = [&](uint8_t first, int count, std::array<uint32_t, kLanes * 4>& out, int at) {
+    x.check_reg_range(first + (data_acc ? kAgprBase : 0), uint32_t(count), "LDS data reads");
     for (int k = 0; k < count; ++k) {
       const uint32_t reg = first + k + (data_acc ? kAgprBase : 0);
       if (reg < kAgprBase) x.hazard_check_read_vgpr(reg, false, true);
@@ -158,6 +166,7 @@ void execute_ds(Executor& x) {
       }
     }
     op->dst_reg = in.vdst + (data_acc ? kAgprBase : 0);
+    x.check_reg_range(op->dst_reg, 1, "LDS read writes");
     op->kind = PendingOp::kLdsLoad;
     op->valid.fill(0);  // marks "result precomputed" for complete_lds_op
     op->lds_base = 0xFFFFFFFFu;
@@ -168,13 +177,31 @@ void execute_ds(Executor& x) {
   }
 
   const uint32_t offset16 = in.offset | (uint32_t(in.offset1) << 8);
+  if (s.kind == DsKind::kTranspose) {
+    // The result of a lane is made of the data of the other lanes of its 16-lane group
+    // (ds_transpose.cpp): with part of a group inactive it is undefined, so it is refused.
+    DsTransposeShape t;
+    ds_transpose_shape(in.op, &t);
+    for (int g = 0; g < 4; ++g) {
+      const uint64_t bits = (exec >> (16 * g)) & 0xFFFF;
+      if (bits != 0 && bits != 0xFFFF)
+        x.fault(fmt::format("{} with lanes {}..{} partly inactive (EXEC 0x{:016x}): the transposed result of a "
+                            "16-lane group needs the data of all of its lanes", in.name, 16 * g, 16 * g + 15, exec));
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1)) continue;
+      const uint64_t base = uint64_t(addr[l]) + offset16;
+      if (base % t.align)
+        x.fault(fmt::format("lane {} {} at LDS offset 0x{:x}, not aligned to {} bytes", l, in.name, base, t.align));
+    }
+  }
   for (int l = 0; l < kLanes; ++l) {
     if (!((exec >> l) & 1)) continue;
     for (int a = 0; a < (s.two_addresses ? 2 : 1); ++a) {
       const uint64_t base = s.two_addresses ? uint64_t(addr[l]) + uint64_t(a == 0 ? in.offset : in.offset1) * s.scale
                                             : uint64_t(addr[l]) + offset16;
       const uint32_t bytes = s.dwords * (s.elem_bytes < 4 ? s.elem_bytes : 4);
-      x.lds_ptr(base, bytes, l, s.kind != DsKind::kRead);  // bounds check at issue
+      x.lds_ptr(base, bytes, l, !reads_lds);  // bounds check at issue
       for (int k = 0; k < s.dwords; ++k) op->addr[l * 4 + a * s.dwords + k] = base + 4 * k;
     }
   }
@@ -188,8 +215,10 @@ void execute_ds(Executor& x) {
   } else if (s.kind == DsKind::kAtomic || s.kind == DsKind::kAtomicRtn) {
     read_data(in.vdata, 1, op->data, 0);
   }
-  if (s.kind == DsKind::kRead || s.kind == DsKind::kAtomicRtn) {
+  if (reads_lds || s.kind == DsKind::kAtomicRtn) {
     op->dst_reg = in.vdst + (data_acc ? kAgprBase : 0);
+    // Every destination register inside the allocation: complete_lds_op writes them later.
+    x.check_reg_range(op->dst_reg, uint32_t(per_lane), "LDS read writes");
     for (int k = 0; k < per_lane; ++k) {
       x.check_pending(op->dst_reg + k, "second load into");
       x.mark_pending(op, op->dst_reg + k);
@@ -209,6 +238,24 @@ void complete_lds_op(Executor& x, PendingOp& op) {
   if (op.lds_base == 0xFFFFFFFFu && op.kind == PendingOp::kLdsLoad) {  // permute result
     uint32_t* row = dst_row(0);
     for (int l = 0; l < kLanes; ++l) if ((exec >> l) & 1) row[l] = op.data[l * 4];
+    return;
+  }
+  DsTransposeShape t;
+  if (op.kind == PendingOp::kLdsLoad && ds_transpose_shape(op.op, &t)) {
+    // Every lane's bytes first, then the exchange within each 16-lane group (all lanes of a
+    // group are active or none, checked at issue).
+    std::array<uint32_t, kLanes * 4> raw{}, out{};
+    unsigned groups = 0;
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1)) continue;
+      groups |= 1u << (l / 16);
+      for (int k = 0; k < op.dwords; ++k) std::memcpy(&raw[l * 4 + k], x.lds_ptr(op.addr[l * 4 + k], 4, l, false), 4);
+    }
+    ds_transpose(t, raw.data(), out.data(), groups);
+    for (int k = 0; k < op.dwords; ++k) {
+      uint32_t* row = dst_row(k);
+      for (int l = 0; l < kLanes; ++l) if ((exec >> l) & 1) row[l] = out[l * 4 + k];
+    }
     return;
   }
   for (int l = 0; l < kLanes; ++l) {

@@ -170,6 +170,11 @@ void execute_mfma(Executor& x) {
   const uint32_t d0 = mai_reg(in.dst, in.acc_cd);
   const bool c_is_reg = in.src[2] >= operand::kVgpr0;
   const uint32_t c0 = c_is_reg ? mai_reg(in.src[2], in.acc_cd) : 0;
+  // Whole operand ranges inside the allocation before any register or scoreboard is touched.
+  x.check_reg_range(a0, info.a_regs, "MFMA SrcA reads");
+  x.check_reg_range(b0, info.b_regs, "MFMA SrcB reads");
+  if (c_is_reg) x.check_reg_range(c0, info.d_regs, "MFMA SrcC reads");
+  x.check_reg_range(d0, info.d_regs, "MFMA writes");
 
   // An MFMA computes one matrix product across the wave's lanes. The CDNA4 pseudocode ("D =
   // A * B + C") and LLVM say nothing about inactive lanes; LLVM does require 4 wait states

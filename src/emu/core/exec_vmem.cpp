@@ -74,11 +74,9 @@ bool describe(uint16_t o, bool mubuf, Access* a) {
 
 // Registers of a load's destination (VGPR or AGPR per the ACC bit), marked in flight.
 void mark_destination(Executor& x, PendingOp* op, uint32_t first, int count) {
+  x.check_reg_range(first, uint32_t(count), "load writes");
   for (int r = 0; r < count; ++r) {
     const uint32_t reg = first + r;
-    if (reg % 256 >= (reg >= kAgprBase ? x.wave().num_agprs : x.wave().num_vgprs))
-      x.fault(fmt::format("load writes {}{} beyond the registers the kernel descriptor allocates",
-                          reg >= kAgprBase ? "a" : "v", reg % 256));
     x.check_pending(reg, "second load into");
     x.mark_pending(op, reg);
   }
@@ -86,6 +84,7 @@ void mark_destination(Executor& x, PendingOp* op, uint32_t first, int count) {
 
 // Store data: the VGPR/AGPR values at issue (gfx9 reads store data when the store issues).
 void capture_store_data(Executor& x, PendingOp* op, uint32_t first, const Access& a) {
+  x.check_reg_range(first, a.dwords, "store reads");
   for (int k = 0; k < a.dwords; ++k) {
     const uint32_t reg = first + k;
     if (reg < kAgprBase) x.hazard_check_read_vgpr(reg, false, true);

@@ -114,7 +114,7 @@ const uint32_t* Executor::vreg_read(uint32_t vgpr) {
   Wave& w = *w_;
   if (vgpr >= w.num_vgprs)
     fault(fmt::format("reads v{} beyond the {} VGPRs the kernel descriptor allocates", vgpr, w.num_vgprs));
-  if (w.pending_total && w.pending_write[vgpr]) check_pending(vgpr, "read");
+  if (w.pending_total) check_pending(vgpr, "read");
   return w.vreg(vgpr);
 }
 
@@ -122,7 +122,7 @@ const uint32_t* Executor::areg_read(uint32_t agpr) {
   Wave& w = *w_;
   if (agpr >= w.num_agprs)
     fault(fmt::format("reads a{} beyond the {} AGPRs the kernel descriptor allocates", agpr, w.num_agprs));
-  if (w.pending_total && w.pending_write[kAgprBase + agpr]) check_pending(kAgprBase + agpr, "read");
+  if (w.pending_total) check_pending(kAgprBase + agpr, "read");
   return w.areg(agpr);
 }
 
@@ -130,7 +130,7 @@ uint32_t* Executor::vdst(uint32_t vgpr) {
   Wave& w = *w_;
   if (vgpr >= w.num_vgprs)
     fault(fmt::format("writes v{} beyond the {} VGPRs the kernel descriptor allocates", vgpr, w.num_vgprs));
-  if (w.pending_total && w.pending_write[vgpr]) check_pending(vgpr, "overwrite");
+  if (w.pending_total) check_pending(vgpr, "overwrite");
   return w.vreg(vgpr);
 }
 
@@ -138,7 +138,7 @@ uint32_t* Executor::adst(uint32_t agpr) {
   Wave& w = *w_;
   if (agpr >= w.num_agprs)
     fault(fmt::format("writes a{} beyond the {} AGPRs the kernel descriptor allocates", agpr, w.num_agprs));
-  if (w.pending_total && w.pending_write[kAgprBase + agpr]) check_pending(kAgprBase + agpr, "overwrite");
+  if (w.pending_total) check_pending(kAgprBase + agpr, "overwrite");
   return w.areg(agpr);
 }
 
@@ -179,28 +179,41 @@ void Executor::vsrc64(uint16_t code, uint64_t* out, OpType t) {
 
 void Executor::check_pending(uint32_t reg, const char* role) {
   Wave& w = *w_;
-  if (!w.pending_write[reg]) return;
+  const uint32_t s = w.slot(reg);
+  if (!w.pending_write[s]) return;
   fault(fmt::format("{} of {} while the memory load issued at pc 0x{:x} that writes it is still in flight "
                     "(missing or too weak s_waitcnt)",
-                    role, reg_name(reg), w.pending_pc[reg]));
+                    role, reg_name(reg), w.pending_pc[s]));
 }
 
 void Executor::mark_pending(PendingOp* op, uint32_t reg) {
   Wave& w = *w_;
-  if (w.pending_write[reg]) check_pending(reg, "second in-flight load into");
+  const uint32_t s = w.slot(reg);
+  if (w.pending_write[s]) check_pending(reg, "second in-flight load into");
   if (op->nmarked >= op->marked.size()) fault("internal: too many destination registers");
   op->marked[op->nmarked++] = static_cast<uint16_t>(reg);
-  w.pending_write[reg] = 1;
-  w.pending_pc[reg] = op->pc;
+  w.pending_write[s] = 1;
+  w.pending_pc[s] = op->pc;
   ++w.pending_total;
 }
 
 void Executor::clear_pending(uint32_t reg) {
   Wave& w = *w_;
-  if (w.pending_write[reg]) {
-    w.pending_write[reg] = 0;
+  const uint32_t s = w.slot(reg);
+  if (w.pending_write[s]) {
+    w.pending_write[s] = 0;
     --w.pending_total;
   }
+}
+
+void Executor::check_reg_range(uint32_t first, uint32_t count, const char* role) {
+  Wave& w = *w_;
+  const bool agpr = first >= kAgprBase;
+  const uint32_t index = first - (agpr ? kAgprBase : 0);
+  const uint32_t limit = agpr ? w.num_agprs : w.num_vgprs;
+  if (first >= kSgprBase || index + count > limit)
+    fault(fmt::format("{} {}{}..{}{} beyond the {} {} the kernel descriptor allocates", role, agpr ? "a" : "v",
+                      index, agpr ? "a" : "v", index + count - 1, limit, agpr ? "AGPRs" : "VGPRs"));
 }
 
 PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
@@ -386,20 +399,20 @@ void Executor::init_waves() {
   for (size_t i = 0; i < wg_.lds.size(); ++i) wg_.lds[i] = static_cast<uint8_t>(0xA5 ^ (i * 131));
 
   const uint32_t total_vgprs = kd.vgpr_count();
+  // accum_offset may equal the total (no AGPRs); past it the descriptor allocates none.
   const uint32_t accum = std::min(kd.accum_offset(), total_vgprs);
   for (uint32_t wi = 0; wi < nwaves; ++wi) {
     auto wave = std::make_unique<Wave>();
     Wave& w = *wave;
     w.wg = &wg_;
     w.id_in_group = wi;
-    w.num_vgprs = accum;
-    w.num_agprs = total_vgprs - accum;
+    w.total_vgprs = total_vgprs;
+    w.accum_offset = accum;
+    w.num_vgprs = std::min<uint32_t>(total_vgprs, 256);  // 8-bit VGPR fields: v0..v255
+    w.num_agprs = std::min<uint32_t>(total_vgprs - accum, 256);
     w.num_sgprs = 102;
-    w.v.assign(size_t(std::max<uint32_t>(w.num_vgprs, 1)) * kLanes, 0);
-    w.a.assign(size_t(std::max<uint32_t>(w.num_agprs, 1)) * kLanes, 0);
     // Registers not initialized by the dispatch hold garbage on hardware: poison them.
-    for (size_t i = 0; i < w.v.size(); ++i) w.v[i] = 0x7FBADBADu;
-    for (size_t i = 0; i < w.a.size(); ++i) w.a[i] = 0x7FBADBADu;
+    w.regs.assign(size_t(std::max<uint32_t>(total_vgprs, 1)) * kLanes, 0x7FBADBADu);
     for (size_t i = 0; i < w.s.size(); ++i) w.s[i] = 0x7FBADBADu;
     w.scc = false;
     // MODE from compute_pgm_rsrc1: FLOAT_MODE (round [3:0], denorm [7:4]), DX10_CLAMP, IEEE,
@@ -427,8 +440,16 @@ void Executor::init_waves() {
     if (kd.user_private_segment_size()) w.s[sg++] = 0;
     // Preloaded kernel arguments follow (gfx950 kernarg preload).
     for (uint32_t i = 0; i < kd.kernarg_preload_dwords(); ++i) {
+      // Checked here, before the SGPR file or host memory past the arguments is touched.
+      if (sg >= kd.user_sgpr_count())
+        fault(fmt::format("kernel descriptor preloads {} kernel-argument dwords after {} other user SGPRs but "
+                          "USER_SGPR_COUNT is {}", kd.kernarg_preload_dwords(), sg - i, kd.user_sgpr_count()));
+      const uint64_t at = ctx_.kernarg_address + 4 * (uint64_t(kd.kernarg_preload_offset()) + i);
+      if (!region_for(at, 4, false))
+        fault(fmt::format("kernel descriptor preloads kernel-argument dword {} past the kernel arguments",
+                          kd.kernarg_preload_offset() + i));
       uint32_t v = 0;
-      std::memcpy(&v, reinterpret_cast<const uint8_t*>(ctx_.kernarg_address) + 4 * (kd.kernarg_preload_offset() + i), 4);
+      std::memcpy(&v, reinterpret_cast<const uint8_t*>(at), 4);
       w.s[sg++] = v;
     }
     if (sg > kd.user_sgpr_count())
@@ -448,7 +469,7 @@ void Executor::init_waves() {
       uint32_t packed = x;
       if (kd.enable_vgpr_workitem_id() >= 1) packed |= y << 10;
       if (kd.enable_vgpr_workitem_id() >= 2) packed |= z << 20;
-      w.v[l] = l < int(active) ? packed : 0;
+      w.vreg(0)[l] = l < int(active) ? packed : 0;
     }
     wg_.waves.push_back(std::move(wave));
   }
@@ -540,9 +561,9 @@ void Executor::trace_instruction(const Wave& w, const Instruction& in, bool) {
        in.enc == Encoding::kVop3p)) {
     const uint32_t r = in.dst - operand::kVgpr0;
     if (in.enc == Encoding::kVop3p && in.acc_cd) {
-      if (r < w.num_agprs) dump_v("a", &w.a[size_t(r) * kLanes], r);
+      if (r < w.num_agprs) dump_v("a", w.areg(r), r);
     } else if (r < w.num_vgprs) {
-      dump_v("v", &w.v[size_t(r) * kLanes], r);
+      dump_v("v", w.vreg(r), r);
     }
   } else if (in.dst != operand::kNone && in.dst < 128) {
     os << fmt::format("    s{} = 0x{:08x}\n", in.dst, w.s[in.dst]);

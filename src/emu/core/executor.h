@@ -68,6 +68,9 @@ class Executor {
   void check_pending(uint32_t reg, const char* role);
   void mark_pending(PendingOp* op, uint32_t reg);
   void clear_pending(uint32_t reg);
+  // Faults unless registers first..first+count-1 (VGPR n, or 256 + AGPR n) all lie in the
+  // allocation of their kind: a range may not run past v255/a255 into another kind.
+  void check_reg_range(uint32_t first, uint32_t count, const char* role);
   PendingOp* new_op(PendingOp::Kind kind, Counter counter);
   void issue(PendingOp* op);          // enqueue; a full counter retires the oldest first
   void land(PendingOp* op);           // performs the memory side and writes registers

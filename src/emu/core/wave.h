@@ -89,9 +89,16 @@ struct Wave {
   // SGPR file indexed by the 7-bit operand code: s0..s101, flat_scratch, xnack, VCC (106/107),
   // ttmp (108-123), M0 (124), EXEC (126/127).
   std::array<uint32_t, 128> s{};
-  std::vector<uint32_t> v;  // VGPRs, register-major: v[reg * 64 + lane]
-  std::vector<uint32_t> a;  // AGPRs, same layout
-  uint32_t num_vgprs = 0, num_agprs = 0, num_sgprs = 0;
+  // The unified vector register file of gfx90a and later (CDNA3/CDNA4 ISA, "Vector GPRs";
+  // LLVM AMDGPUUsage, compute_pgm_rsrc3.ACCUM_OFFSET): one physical file of `total_vgprs`
+  // registers per wave, register-major (regs[phys * 64 + lane]). v[i] is physical i and a[j] is
+  // physical accum_offset + j, so a kernel may name v[i] up to its whole allocation and a
+  // v and an a name of the same physical register see each other's writes.
+  std::vector<uint32_t> regs;
+  uint32_t total_vgprs = 0, accum_offset = 0;
+  uint32_t num_vgprs = 0;  // v[i] valid for i < num_vgprs = min(total, 256)
+  uint32_t num_agprs = 0;  // a[j] valid for j < num_agprs = total - accum_offset
+  uint32_t num_sgprs = 0;
   bool scc = false;
   uint32_t mode = 0;
   uint64_t pc = 0;
@@ -106,7 +113,7 @@ struct Wave {
   std::vector<std::unique_ptr<PendingOp>> op_storage;
   uint64_t next_seq = 0;
   uint32_t lds_dma_in_flight = 0;  // loads to LDS in vm_queue (memory_order.cpp)
-  // Outstanding writes per register (VGPR 0-255, AGPR 256-511, SGPR 512-639).
+  // Outstanding writes per scoreboard slot (physical vector register 0-511, SGPR 512-639).
   std::array<uint8_t, 640> pending_write{};
   uint32_t pending_total = 0;
   // The most recent pending op that will write each register (for messages).
@@ -131,8 +138,17 @@ struct Wave {
   void set_exec(uint64_t e) { s[126] = uint32_t(e); s[127] = uint32_t(e >> 32); }
   uint64_t vcc() const { return uint64_t(s[106]) | (uint64_t(s[107]) << 32); }
   void set_vcc(uint64_t e) { s[106] = uint32_t(e); s[107] = uint32_t(e >> 32); }
-  uint32_t* vreg(uint32_t r) { return &v[size_t(r) * kLanes]; }
-  uint32_t* areg(uint32_t r) { return &a[size_t(r) * kLanes]; }
+  uint32_t* vreg(uint32_t r) { return &regs[size_t(r) * kLanes]; }
+  uint32_t* areg(uint32_t r) { return &regs[size_t(accum_offset + r) * kLanes]; }
+  const uint32_t* vreg(uint32_t r) const { return &regs[size_t(r) * kLanes]; }
+  const uint32_t* areg(uint32_t r) const { return &regs[size_t(accum_offset + r) * kLanes]; }
+  // Scoreboard slot of a register in the numbering above (VGPR n, 256 + AGPR n, 512 + SGPR
+  // n): vector registers by physical index, so that the v and a names of one register share
+  // their in-flight state.
+  uint32_t slot(uint32_t reg) const {
+    if (reg < 256 || reg >= 512) return reg;
+    return accum_offset + (reg - 256);
+  }
 };
 
 // A memory access a wave had not waited for when an s_barrier released (memory_order.cpp).
