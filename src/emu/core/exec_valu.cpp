@@ -195,6 +195,7 @@ struct ValuExec {
       const bool sext = i == 0 ? in.sdwa.src0_sext : in.sdwa.src1_sext;
       neg = i == 0 ? in.sdwa.src0_neg : in.sdwa.src1_neg;
       abs = i == 0 ? in.sdwa.src0_abs : in.sdwa.src1_abs;
+      if (sel > 6) x.fault(fmt::format("SDWA src{}_sel 7 is reserved", i));
       if (sel != 6 || sext) {
         if (p != tmp[i]) { std::memcpy(tmp[i], p, sizeof(tmp[i])); p = tmp[i]; }
         for (int l = 0; l < kLanes; ++l) tmp[i][l] = sdwa_select(tmp[i][l], sel, sext);
@@ -323,6 +324,8 @@ struct ValuExec {
   void write_vgpr(uint32_t* dst_row) {
     if (in.is_sdwa && in.sdwa.dst_sel != 6) {
       const uint8_t sel = in.sdwa.dst_sel;
+      // SDWA selects 0-5 are bytes and words, 6 the dword; 7 is reserved (CDNA4 ISA, SDWA).
+      if (sel > 6) x.fault("SDWA dst_sel 7 is reserved");
       const uint32_t shift = sel <= 3 ? 8 * sel : 16 * (sel - 4);
       const uint32_t width = sel <= 3 ? 8 : 16;
       const uint32_t field = ((1u << width) - 1) << shift;
