@@ -17,6 +17,8 @@
 
 #include <hip/hip_runtime.h>
 
+#include <type_traits>
+
 #include "attn_fwd_args.h"
 
 namespace zyfa::kernels {
@@ -92,10 +94,25 @@ __device__ inline KernargPtr kernargs() {
 // seqlen, rows clamped to the last one) a non-finite V element is read as 0 and the smallest
 // such key is kept; the rows at or after it, which do see it, are made NaN in the epilogue.
 // BF16: exponent all ones; e4m3fn: 0x7F and 0xFF are its only non-finite codes.
-template <bool kFp8, bool kTail>
-__device__ __forceinline__ uint32_t v_element(uint32_t x, int key, int& bad_key) {
+template <bool kValue>
+struct BoolConst {
+  static constexpr bool value = kValue;
+};
+
+template <bool kTail>
+__device__ __forceinline__ uint32_t v_element_bf16(uint32_t x, int key, int& bad_key) {
   if constexpr (kTail) {
-    const bool bad = kFp8 ? (x & 0x7Fu) == 0x7Fu : (x & 0x7F80u) == 0x7F80u;
+    const bool bad = (x & 0x7F80u) == 0x7F80u;
+    bad_key = bad ? min(bad_key, key) : bad_key;
+    return bad ? 0u : x;
+  }
+  return x;
+}
+
+template <bool kTail>
+__device__ __forceinline__ uint32_t v_element_e4m3(uint32_t x, int key, int& bad_key) {
+  if constexpr (kTail) {
+    const bool bad = (x & 0x7Fu) == 0x7Fu;
     bad_key = bad ? min(bad_key, key) : bad_key;
     return bad ? 0u : x;
   }
@@ -151,7 +168,7 @@ __device__ __forceinline__ void pv_block(f32x16 (&o)[kDv / 32], const float (&s)
         for (int r = 0; r < 4; ++r) {
           const int key = key_of(kb + 32 * (e4 >> 2), 4 * (e4 & 3) + r, half);
           const uint32_t x = vcol[static_cast<int64_t>(min(key, seqlen - 1)) * v_row];
-          word |= v_element<true, kTail>(x, key, bad_key) << (8 * r);
+          word |= v_element_e4m3<kTail>(x, key, bad_key) << (8 * r);
         }
         vw[e4] = word;
       }
@@ -182,9 +199,9 @@ __device__ __forceinline__ void pv_block(f32x16 (&o)[kDv / 32], const float (&s)
         for (int e2 = 0; e2 < 4; ++e2) {
           const int key0 = key_of(kb, 8 * t + 2 * e2, half);
           const int key1 = key_of(kb, 8 * t + 2 * e2 + 1, half);
-          const uint32_t v0 = v_element<false, kTail>(
+          const uint32_t v0 = v_element_bf16<kTail>(
               *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key0, seqlen - 1)) * v_row), key0, bad_key);
-          const uint32_t v1 = v_element<false, kTail>(
+          const uint32_t v1 = v_element_bf16<kTail>(
               *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key1, seqlen - 1)) * v_row), key1, bad_key);
           vw[e2] = v0 | (v1 << 16);
         }
@@ -259,7 +276,13 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
   // has an unmasked key in every block and the max stays finite.
   const int key_end = min(seqlen, q0 + kAttnWaveRows);
   int bad_key = 0x7FFFFFFF;  // smallest key of the last block with a non-finite V element
-  for (int kb = 0; kb < key_end; kb += T::kKeyBlock) {
+  // One key block; kTail for the last one, the only block with keys past some row's causal
+  // limit (or past seqlen). BF16 peels it out of the loop, so that the loop's code is the
+  // plain one.
+  // FP8 keeps the block in the loop with the choice at its P·V only: peeled, or with the
+  // whole block under the branch, the compiler placed MFMAs under a partial EXEC or in AGPR
+  // moves.
+  auto key_block = [&](int kb, auto tail) {
     f32x16 acc[T::kScoreBlocks];
 #pragma unroll
     for (int sb = 0; sb < T::kScoreBlocks; ++sb) {
@@ -308,11 +331,21 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
 #pragma unroll
     for (int j = 0; j < kDv / 32; ++j) o[j] *= alpha;
 
-    // Only the last key block holds keys past some row's causal limit (or past seqlen).
-    if (kb + T::kKeyBlock > q0)
-      pv_block<kFp8, true>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
-    else
-      pv_block<kFp8, false>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
+    if constexpr (std::is_same_v<decltype(tail), bool>) {
+      if (tail)
+        pv_block<kFp8, true>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
+      else
+        pv_block<kFp8, false>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
+    } else {
+      pv_block<kFp8, decltype(tail)::value>(o, s, m, mx, l, vbase, v_row, kb, seqlen, half, ql, bad_key);
+    }
+  };
+  if constexpr (kFp8) {
+    for (int kb = 0; kb < key_end; kb += T::kKeyBlock) key_block(kb, kb + T::kKeyBlock > q0);
+  } else {
+    const int last_kb = (key_end - 1) / T::kKeyBlock * T::kKeyBlock;
+    for (int kb = 0; kb < last_kb; kb += T::kKeyBlock) key_block(kb, BoolConst<false>{});
+    key_block(last_kb, BoolConst<true>{});
   }
 
   if constexpr (kFp8) xdl16_read_guard();  // the epilogue reads the last PV MFMA's results

@@ -1,0 +1,66 @@
+// Finite inputs whose scaled scores fit in fp32 give finite outputs (docs/numerics.md), on the
+// cuda kernels: q scaled so that the largest base-2 score bound is near 2^20, 2^64 and 2^120
+// (tests/emu/test_emu_large_scores.cpp has the same cases). Skips without a Hopper GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "cuda_test_util.h"
+#include "support/large_scores.h"
+
+namespace zyfa::test {
+namespace {
+
+std::vector<AttnConfig> configs() {
+  using C = AttnConfig;
+  std::vector<AttnConfig> v;
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    v.push_back(C::of(dt, 128, 2, 1, 300));
+    v.push_back(C::of(dt, 192, 2, 1, 300));
+  }
+  return v;
+}
+
+class LargeScores : public ::testing::TestWithParam<AttnConfig> {};
+
+TEST_P(LargeScores, Cuda) {
+  ZYFA_SKIP_WITHOUT_CUDA();
+  AttnConfig c = GetParam();
+  c.seed = seed_for("LargeScores/" + c.name());
+  const AttnData base = make_attn_data(c);
+  std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
+  for (int target : {20, 64, 120}) {
+    const AttnData a = with_scores_near(base, target);
+    const ReferenceResult ref = reference_fp64(a);
+    DeviceCase dev(a);
+    ASSERT_TRUE(dev.ok());
+    zyfa_handle_t h = nullptr;
+    ASSERT_EQ(zyfa_create(&h), ZYFA_STATUS_SUCCESS);
+    const zyfa_fwd_desc_t d = dev.desc();
+    ASSERT_EQ(zyfa_fwd(h, &d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ZYFA_CUDA_OK(cudaDeviceSynchronize());
+    zyfa_destroy(h);
+    std::vector<uint16_t> out;
+    std::vector<float> lse;
+    dev.download(&out, &lse);
+    ASSERT_TRUE(dev.ok());
+    const CheckResult r = check_output(a, ref, out.data(), nullptr);
+    EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ", scores near 2^" << target << ": " << r.summary();
+    double worst = 0.0;
+    int64_t bad = 0;
+    for (size_t i = 0; i < a.lse_count(); ++i) {
+      if (!std::isfinite(lse[i])) ++bad;
+      else worst = std::max(worst, std::abs(lse[i] - ref.lse[i]) / std::max(1.0, std::abs(ref.lse[i])));
+    }
+    EXPECT_EQ(bad, 0) << "non-finite LSE values, scores near 2^" << target;
+    EXPECT_LE(worst, static_cast<double>(c.d_qk) * 0x1p-23) << "LSE relative error, scores near 2^" << target;
+    std::printf("%s, scores near 2^%d: %s, LSE rel %.3g\n", c.name().c_str(), target, r.summary().c_str(), worst);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LargeScores, LargeScores, ::testing::ValuesIn(configs()),
+                         [](const ::testing::TestParamInfo<AttnConfig>& i) { return i.param.name(); });
+
+}  // namespace
+}  // namespace zyfa::test
