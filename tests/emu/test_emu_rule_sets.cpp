@@ -81,6 +81,39 @@ TEST(EmuRuleSets, FewerWaitStatesThanAmdsCodeFaultUnderBoth) {
   }
 }
 
+TEST(EmuRuleSets, PermlaneSwapAfterSwapOneWaitState) {
+  TestKernels k("rule_sets");
+  const uint32_t grid[3] = {1, 1, 1};
+  const auto strict = k.run3("k_swap_after_swap_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kStrict);
+  ASSERT_FALSE(strict.result.ok);
+  EXPECT_NE(strict.result.error.find("permlane swap reads v2 1 wait state(s) after the permlane swap that wrote it "
+                                    "(needs 2)"),
+            std::string::npos) << strict.result.error;
+
+  const auto hw = k.run3("k_swap_after_swap_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kHardware);
+  ASSERT_TRUE(hw.result.ok) << hw.result.error;
+  const auto full = k.run3("k_swap_after_swap_two_waits", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kStrict);
+  ASSERT_TRUE(full.result.ok) << full.result.error;
+  EXPECT_EQ(hw.out, full.out);
+  // Both operands were written by the first swap: one warning, one time.
+  ASSERT_EQ(hw.result.warnings.size(), 1u);
+  const RuleWarning& w = hw.result.warnings[0];
+  EXPECT_EQ(w.rule, "permlane-swap-after-swap");
+  EXPECT_NE(w.instruction.find("v_permlane16_swap"), std::string::npos) << w.instruction;
+  EXPECT_EQ(w.given, 1);
+  EXPECT_EQ(w.required, 2);
+  EXPECT_EQ(w.count, 1u);
+  EXPECT_NE(w.text.find("checkPermlaneHazards"), std::string::npos) << w.text;
+
+  // After an ordinary VALU write the rule is not relaxed.
+  for (RuleSet rules : {RuleSet::kStrict, RuleSet::kHardware}) {
+    const auto r = k.run3("k_swap_after_valu_one_wait", 16, {}, {}, kBlock, grid, 1, 1, rules);
+    ASSERT_FALSE(r.result.ok) << rule_set_name(rules);
+    EXPECT_NE(r.result.error.find("reads v3 less than 2 wait states after a VALU wrote it"), std::string::npos)
+        << r.result.error;
+  }
+}
+
 // The default comes from ZYFA_EMU_RULES; an explicit option wins; a bad value is refused by name.
 TEST(EmuRuleSets, EnvironmentVariable) {
   TestKernels k("rule_sets");

@@ -959,12 +959,8 @@ void ValuExec::run() {
       x.hazard_check_read_vgpr(d, false, false);
       x.hazard_check_read_vgpr(s0, false, false);
       // gfx950: a VALU write of either VGPR needs 2 wait states before the permlane swap
-      // (GCNHazardRecognizer checkPermlaneHazards).
-      for (uint32_t r : {d, s0}) {
-        const uint64_t t = w.valu_vgpr_write_clock[r];
-        if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 2)
-          x.fault(fmt::format("VALU hazard: {} reads v{} less than 2 wait states after a VALU wrote it", in.name, r));
-      }
+      // (GCNHazardRecognizer checkPermlaneHazards; hazards.cpp).
+      x.hazard_check_permlane_swap(d, s0);
       uint32_t dv[kLanes], sv[kLanes];
       std::memcpy(dv, x.vreg_read(d), sizeof(dv));
       std::memcpy(sv, x.vreg_read(s0), sizeof(sv));

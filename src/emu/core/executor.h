@@ -4,6 +4,7 @@
 // hazard checks.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,7 +36,7 @@ struct DispatchContext {
 };
 
 // The wait-state rules that the hardware rule set relaxes (hazards.cpp, docs/emulator.md).
-enum class RelaxedRule { kM0LdsDma, kValuSgprValuRead };
+enum class RelaxedRule { kM0LdsDma, kValuSgprValuRead, kPermlaneSwapAfterSwap };
 
 class Executor {
  public:
@@ -97,9 +98,12 @@ class Executor {
   void hazard_check_store_data_overwrite(uint32_t vgpr);
   void hazard_before_instruction();
   // `given` wait states where LLVM asks for more under `rule`: a fault under strict, a warning
-  // under hardware (a fault there too below what AMD's shipped code gives). `sreg` is the
-  // scalar operand code of the register involved (M0, VCC, s<n>), for the message.
-  void hazard_relaxed(RelaxedRule rule, int64_t given, uint16_t sreg);
+  // under hardware (a fault there too below what AMD's shipped code gives). `reg` names the
+  // register involved in the message: a scalar operand code (M0, VCC, s<n>), or for the
+  // permlane rule a VGPR number.
+  void hazard_relaxed(RelaxedRule rule, int64_t given, uint32_t reg);
+  // v_permlane16/32_swap reading VGPRs d and s0 (both of which it then writes).
+  void hazard_check_permlane_swap(uint32_t d, uint32_t s0);
   // The warnings recorded so far, one per (pc, rule); leaves none behind.
   std::vector<RuleWarning> take_warnings();
   // A VMEM/LDS load whose destination an MFMA still writes or reads as SrcC (at issue).
@@ -129,6 +133,8 @@ class Executor {
   mutable const MemoryRegion* last_region_ = nullptr;
   uint64_t next_pc_ = 0;
   std::map<std::pair<uint32_t, int>, RuleWarning> warnings_;  // by (pc, rule)
+  // Per wave of the workgroup: clock (+1) of the last permlane swap that wrote each VGPR.
+  std::vector<std::array<uint64_t, 256>> swap_write_clock_;
   friend struct ValuExec;
   friend struct SaluExec;
 

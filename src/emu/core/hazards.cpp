@@ -101,17 +101,21 @@ const RelaxedRuleInfo& info(RelaxedRule r) {
       {"valu-sgpr-valu-read", 2, 1,
        "VALU hazard: {0} read by a VALU {1} wait state(s) after a VALU wrote it (needs {2})",
        "GCNHazardRecognizer checkVALUHazards (hasVDecCoExecHazard: gfx940+)"},
+      {"permlane-swap-after-swap", 2, 1,
+       "VALU hazard: permlane swap reads {0} {1} wait state(s) after the permlane swap that wrote it (needs {2})",
+       "GCNHazardRecognizer checkPermlaneHazards (VALU write -> v_permlane*_swap: 2)"},
   };
   return kRules[static_cast<int>(r)];
 }
 
 }  // namespace
 
-void Executor::hazard_relaxed(RelaxedRule rule, int64_t given, uint16_t sreg) {
+void Executor::hazard_relaxed(RelaxedRule rule, int64_t given, uint32_t sreg) {
   const RelaxedRuleInfo& r = info(rule);
   if (given >= r.required) return;
   if (ctx_.rules != RuleSet::kHardware || given < r.floor) {
-    const std::string name = sreg == operand::kM0      ? "M0"
+    const std::string name = rule == RelaxedRule::kPermlaneSwapAfterSwap ? fmt::format("v{}", sreg)
+                             : sreg == operand::kM0                        ? "M0"
                              : sreg == operand::kVccLo ? "vcc_lo"
                              : sreg == operand::kVccHi ? "vcc_hi"
                                                            : fmt::format("s{}", sreg);
@@ -131,6 +135,31 @@ void Executor::hazard_relaxed(RelaxedRule rule, int64_t given, uint16_t sreg) {
   }
   wr.given = std::min(wr.given, int(given));
   ++wr.count;
+}
+
+// gfx950: a VALU write of either VGPR of a permlane swap needs 2 wait states before it
+// (GCNHazardRecognizer checkPermlaneHazards). AMD's shipped kernels issue a swap 1 wait state
+// after another swap that wrote its operand; that case alone is relaxed under hardware.
+void Executor::hazard_check_permlane_swap(uint32_t d, uint32_t s0) {
+  Wave& w = *w_;
+  if (swap_write_clock_.size() <= w.id_in_group) swap_write_clock_.resize(w.id_in_group + 1);
+  std::array<uint64_t, 256>& swaps = swap_write_clock_[w.id_in_group];
+  int64_t fewest = INT64_MAX;  // one finding per instruction, for the closer of the two
+  uint32_t reg = d;
+  for (uint32_t r : {d, s0}) {
+    const uint64_t t = w.valu_vgpr_write_clock[r];
+    const int64_t given = int64_t(w.clock) - int64_t(t - 1) - 1;
+    if (!t || given >= 2) continue;
+    if (swaps[r] != t)
+      fault(fmt::format("VALU hazard: {} reads v{} less than 2 wait states after a VALU wrote it", in_->name, r));
+    if (given < fewest) {
+      fewest = given;
+      reg = r;
+    }
+  }
+  if (fewest != INT64_MAX) hazard_relaxed(RelaxedRule::kPermlaneSwapAfterSwap, fewest, reg);
+  // The swap writes both registers at this clock (the caller sets valu_vgpr_write_clock).
+  swaps[d] = swaps[s0] = w.clock + 1;
 }
 
 std::vector<RuleWarning> Executor::take_warnings() {

@@ -48,3 +48,32 @@ KERNEL_BEGIN k_vcc_read_no_wait
   STORE_V 0, v5
   s_waitcnt vmcnt(0)
 KERNEL_END k_vcc_read_no_wait
+
+// v_permlane16_swap one wait state after a v_permlane32_swap that wrote both its operands
+// (LLVM: 2 after any VALU write; AITER gives 1 after a swap), and the same with LLVM's count.
+.macro SWAP_AFTER_SWAP name, nops
+KERNEL_BEGIN \name
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  v_mov_b32 v2, v0
+  v_add_u32 v3, 100, v0
+  s_nop 1
+  v_permlane32_swap_b32 v2, v3
+  s_nop \nops
+  v_permlane16_swap_b32 v2, v3
+  s_waitcnt lgkmcnt(0)
+  STORE_V 0, v2
+  STORE_V 1, v3
+  s_waitcnt vmcnt(0)
+KERNEL_END \name
+.endm
+SWAP_AFTER_SWAP k_swap_after_swap_one_wait, 0
+SWAP_AFTER_SWAP k_swap_after_swap_two_waits, 1
+
+// A swap one wait state after an ordinary VALU write of its source: a fault under both sets.
+KERNEL_BEGIN k_swap_after_valu_one_wait
+  v_mov_b32 v2, v0
+  v_add_u32 v3, 100, v0
+  s_nop 0
+  v_permlane16_swap_b32 v2, v3
+KERNEL_END k_swap_after_valu_one_wait
