@@ -160,6 +160,14 @@ case "${1:-create}" in
   wrappers) shift; [ $# -eq 2 ] || { echo "usage: $0 wrappers DIR OUT" >&2; exit 2; }; wrappers "$1" "$2" ;;
   unmount) shift; unmount "${1:-$(default_dir)}" ;;
   default-dir) default_dir ;;
+  run)
+    # The tool wrapper of build trees configured by older versions (chroot + bind mounts).
+    echo "gfx950 sysroot: 'run' (chroot with bind mounts) is gone; this build tree was configured" \
+         "by an older version: re-run cmake on it (or delete it) so that it uses the in-place tools" >&2
+    exit 2 ;;
   -h|--help) sed -n '2,21p' "$0" ;;
-  *) create "$1" ;;
+  /*) create "$1" ;;
+  *) echo "gfx950 sysroot: unknown command '$1' (create, check, wrappers, unmount, default-dir;" \
+          "or an absolute DIR to create)" >&2
+     exit 2 ;;
 esac
