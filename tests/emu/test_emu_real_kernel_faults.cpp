@@ -1,12 +1,16 @@
 // The real AMD kernels, made wrong on purpose, must be stopped by the emulator: a copy of the
-// code object with one s_waitcnt replaced by s_nop 0, and one with the s_nop that spaces an
-// MFMA result from its read shortened by one. The copies run through the shared AMD host path
-// (real kernel arguments, job tables, launch) on a device that substitutes the patched bytes.
+// code object with one s_waitcnt replaced by s_nop 0, and one with an s_nop chain that spaces
+// an MFMA result from its read shortened by one. The copies run through the shared AMD host
+// path (real kernel arguments, job tables, launch) on a device that substitutes the patched
+// bytes, over every path the kernels take (descale modes, LSE, tails, GQA/MQA) with peaked
+// softmax inputs.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,46 +72,47 @@ std::vector<emu::Instruction> kernel_instructions(const emu::LoadedCodeObject& o
   return out;
 }
 
+// One run of a configuration on a device that substitutes the patched bytes: status, the
+// fault message, and the outputs (poisoned before the call).
 struct Outcome {
   zyfa_status_t status;
   std::string message;
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
 };
 
-Outcome run_patched(const AttnConfig& c, const Patch& patch) {
+Outcome run_with(const AttnConfig& c, std::unique_ptr<emu::EmuDevice> device) {
   AttnData a = make_attn_data(c);
-  std::vector<uint16_t> out(a.out_count());
-  std::vector<float> lse(a.lse_count() + 1);
-  zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
+  Outcome o;
+  o.out.resize(a.out_count());
+  o.lse.resize(a.lse_count() + 1);
+  poison_bf16(o.out.data(), o.out.size());
+  poison_f32(o.lse.data(), o.lse.size());
+  zyfa_fwd_desc_t d = a.host_desc(o.out.data(), c.lse ? o.lse.data() : nullptr);
   d.backend = ZYFA_BACKEND_EMU;
   FwdProblem p;
   p.backend = ZYFA_BACKEND_EMU;
-  if (validate_fwd(&d, &p) != ZYFA_STATUS_SUCCESS) return {ZYFA_STATUS_INVALID_ARGUMENT, zyfa_last_error()};
-  auto backend = amd::make_amd_backend(std::make_unique<PatchingDevice>(patch), ZYFA_BACKEND_EMU);
-  const zyfa_status_t s = backend->fwd(p);
-  return {s, s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error()};
+  if (validate_fwd(&d, &p) != ZYFA_STATUS_SUCCESS) {
+    o.status = ZYFA_STATUS_INVALID_ARGUMENT;
+    o.message = zyfa_last_error();
+    return o;
+  }
+  // The interleaving seed of the emu device (read at launch): one per configuration.
+  setenv("ZYFA_EMU_SEED", std::to_string(c.seed % 1000 + 1).c_str(), 1);
+  auto backend = amd::make_amd_backend(std::move(device), ZYFA_BACKEND_EMU);
+  o.status = backend->fwd(p);
+  o.message = o.status == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error();
+  return o;
 }
 
-AttnConfig small(zyfa_dtype_t dt, int64_t d_qk) {
-  AttnConfig c;
-  c.dtype = dt;
-  c.d_qk = d_qk;
-  c.heads = 2;
-  c.heads_k = 1;
-  c.seqlen = 37;
-  c.seed = seed_for("RealKernelFaults");
-  return c;
+Outcome run_patched(const AttnConfig& c, const Patch& patch) {
+  return run_with(c, std::make_unique<PatchingDevice>(patch));
 }
 
-// A configuration; the kernel patched is the one the AMD host path launches for it (the
-// host may route a configuration to another kernel, e.g. a generated assembly one).
-struct KernelCase {
-  const char* label;
-  zyfa_dtype_t dtype;
-  int64_t d_qk;
-};
-
-std::string launched_kernel(const KernelCase& kc) {
-  AttnData a = make_attn_data(small(kc.dtype, kc.d_qk));
+// The kernel the AMD host path launches for a configuration (the host may route a
+// configuration to another kernel, e.g. a generated assembly one, or its HIP fallback).
+std::string launched_kernel(const AttnConfig& c) {
+  AttnData a = make_attn_data(c);
   std::vector<uint16_t> out(a.out_count());
   std::vector<float> lse(a.lse_count() + 1);
   zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
@@ -119,28 +124,79 @@ std::string launched_kernel(const KernelCase& kc) {
   return amd::attn_kernel_name(p);
 }
 
+struct KernelCase {
+  const char* label;
+  zyfa_dtype_t dtype;
+  int64_t d_qk;
+};
+
 const std::vector<KernelCase> kKernelCases = {
     {"Bf16_D128", ZYFA_DTYPE_BF16, 128}, {"Bf16_D192", ZYFA_DTYPE_BF16, 192},
     {"Fp8_D128", ZYFA_DTYPE_FP8_E4M3, 128}, {"Fp8_D192", ZYFA_DTYPE_FP8_E4M3, 192}};
 
-class RealKernel : public ::testing::TestWithParam<KernelCase> {};
+// The paths a kernel of a dtype and head size takes: host and device (scalar, per head)
+// descales, LSE on and off, a tail in the last query and key tiles, GQA, MHA and MQA, one
+// and several key blocks. The inputs make the softmax peaked (std-1 Gaussian, RISING,
+// REALISTIC): with std-0.1 inputs nearly uniform probabilities let a wrong score layout pass
+// the tolerance. Small sizes keep the hundreds of mutated runs within CI time.
+std::vector<AttnConfig> paths_of(const KernelCase& kc) {
+  const bool fp8 = kc.dtype == ZYFA_DTYPE_FP8_E4M3;
+  const uint64_t seed = seed_for(std::string("RealKernelFaults.") + kc.label);
+  std::vector<AttnConfig> v;
+  v.push_back(AttnConfig::of(kc.dtype, kc.d_qk, 4, 2, 37).with(Inputs::GAUSSIAN, 1.0));
+  AttnConfig b = AttnConfig::of(kc.dtype, kc.d_qk, 2, 2, 70).with(Inputs::RISING).without_lse();
+  AttnConfig c = AttnConfig::of(kc.dtype, kc.d_qk, 3, 1, 130).with(Inputs::REALISTIC);
+  if (fp8) {
+    b = b.with(DescaleMode::DEVICE_SCALAR);
+    c = c.with(DescaleMode::DEVICE_PER_HEAD);
+    v.push_back(AttnConfig::of(kc.dtype, kc.d_qk, 2, 1, 64).with(Inputs::GAUSSIAN, 1.0).with(DescaleMode::DEVICE_SCALAR));
+  }
+  v.push_back(b);
+  v.push_back(c);
+  for (size_t i = 0; i < v.size(); ++i) v[i].seed = seed + i;
+  return v;
+}
 
-// The unpatched copy runs (the device itself is sound), the s_waitcnt right before the
-// kernel's first MFMA removed is caught, and over all of the kernel's s_waitcnt removed one
-// at a time, each run either faults or is a wait the kernel did not need.
+// Every kernel the paths of the four cases launch, with the paths that launch it.
+std::map<std::string, std::vector<AttnConfig>> kernels_and_paths() {
+  std::map<std::string, std::vector<AttnConfig>> m;
+  for (const KernelCase& kc : kKernelCases)
+    for (const AttnConfig& c : paths_of(kc)) m[launched_kernel(c)].push_back(c);
+  return m;
+}
+
+// A run that did not fault must give exactly the outputs of the unmutated kernel on the same
+// interleaving seed: a mutation is either stopped or harmless, never a silent wrong result.
+bool same_outputs(const Outcome& a, const Outcome& b) {
+  return a.out.size() == b.out.size() && a.lse.size() == b.lse.size() &&
+         std::memcmp(a.out.data(), b.out.data(), 2 * a.out.size()) == 0 &&
+         std::memcmp(a.lse.data(), b.lse.data(), 4 * a.lse.size()) == 0;
+}
+
+class RealKernel : public ::testing::TestWithParam<std::string> {};
+
+// The unpatched copy runs correctly on every path (checked against fp64), the s_waitcnt
+// right before the kernel's first MFMA removed is caught, and each of the kernel's s_waitcnt
+// removed one at a time is either stopped on some path or gives bitwise the unmutated
+// outputs on all paths (a wait none of the paths needs).
 TEST_P(RealKernel, RemovedWaitcntIsCaught) {
-  const KernelCase kc = GetParam();
-  const std::string name = launched_kernel(kc);
-  std::printf("%s runs %s\n", kc.label, name.c_str());
+  const std::string name = GetParam();
   const char* kernel = name.c_str();
+  const std::vector<AttnConfig> paths = kernels_and_paths().at(name);
   const amd::CodeObject& co = code_object_of(kernel);
   const emu::LoadedCodeObject obj(co.data, co.size);
   const auto insts = kernel_instructions(obj, kernel);
-  const AttnConfig c = small(kc.dtype, kc.d_qk);
 
-  Patch identity{co.name, insts.front().pc, insts.front().word0};
-  const Outcome clean = run_patched(c, identity);
-  ASSERT_EQ(clean.status, ZYFA_STATUS_SUCCESS) << clean.message;
+  std::vector<Outcome> clean;
+  for (const AttnConfig& c : paths) {
+    const Patch identity{co.name, insts.front().pc, insts.front().word0};
+    clean.push_back(run_patched(c, identity));
+    ASSERT_EQ(clean.back().status, ZYFA_STATUS_SUCCESS) << c.name() << ": " << clean.back().message;
+    AttnData a = make_attn_data(c);
+    const CheckResult r = check_output(a, reference_fp64(a), clean.back().out.data(),
+                                       c.lse ? clean.back().lse.data() : nullptr);
+    EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
+  }
 
   uint64_t before_mfma = 0;
   std::vector<uint64_t> waits;
@@ -152,32 +208,58 @@ TEST_P(RealKernel, RemovedWaitcntIsCaught) {
     }
   }
   ASSERT_NE(before_mfma, 0u) << "no MFMA in " << kernel;
-  const Outcome targeted = run_patched(c, {co.name, before_mfma, kSNop0});
+  const Outcome targeted = run_patched(paths.front(), {co.name, before_mfma, kSNop0});
   EXPECT_EQ(targeted.status, ZYFA_STATUS_KERNEL_FAULT)
       << "s_waitcnt at pc 0x" << std::hex << before_mfma << " removed, but the run succeeded";
   EXPECT_NE(targeted.message.find("still in flight"), std::string::npos) << targeted.message;
-  std::printf("%s: waitcnt at 0x%llx removed -> %s\n", kernel, (unsigned long long)before_mfma,
-              targeted.message.c_str());
 
   int caught = 0;
-  for (uint64_t pc : waits) caught += run_patched(c, {co.name, pc, kSNop0}).status == ZYFA_STATUS_KERNEL_FAULT;
-  std::printf("%s: %d of %zu s_waitcnt removals stopped by the emulator\n", kernel, caught, waits.size());
+  std::string unneeded;
+  for (uint64_t pc : waits) {
+    bool stopped = false;
+    for (size_t i = 0; i < paths.size() && !stopped; ++i) {
+      const Outcome o = run_patched(paths[i], {co.name, pc, kSNop0});
+      stopped = o.status == ZYFA_STATUS_KERNEL_FAULT;
+      if (!stopped) {
+        EXPECT_EQ(o.status, ZYFA_STATUS_SUCCESS) << o.message;
+        EXPECT_TRUE(same_outputs(o, clean[i])) << kernel << ": s_waitcnt at pc 0x" << std::hex << pc << std::dec
+                                               << " removed gives other outputs on " << paths[i].name()
+                                               << " without a fault";
+      }
+    }
+    caught += stopped;
+    if (!stopped) {
+      char buf[24];
+      std::snprintf(buf, sizeof buf, " 0x%llx", static_cast<unsigned long long>(pc));
+      unneeded += buf;
+    }
+  }
+  std::printf("%s: %d of %zu s_waitcnt removals stopped over %zu paths; needed by none:%s\n", kernel, caught,
+              waits.size(), paths.size(), unneeded.empty() ? " -" : unneeded.c_str());
   EXPECT_GT(caught, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Emu, RealKernel, ::testing::ValuesIn(kKernelCases),
-                         [](const ::testing::TestParamInfo<KernelCase>& i) { return std::string(i.param.label); });
+std::vector<std::string> launched_kernels() {
+  std::vector<std::string> v;
+  for (const auto& [k, p] : kernels_and_paths()) v.push_back(k);
+  return v;
+}
 
-// The s_nop chain that gives an MFMA result its wait states before v_accvgpr_read, shortened
-// so that exactly one wait state is missing, is a hazard report. The slack is computed from
-// the code: the last MFMA writing the AGPR in the straight-line code before the read, its
-// pass count, and the gfx950 requirement (P+3, +1 for P >= 4). Kernels whose reads are spaced
-// by other work (no s_nop chain) are covered by the hand-written hazard kernels.
+INSTANTIATE_TEST_SUITE_P(Emu, RealKernel, ::testing::ValuesIn(launched_kernels()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// Every s_nop chain that gives an MFMA result its wait states before a v_accvgpr_read,
+// shortened so that exactly one wait state is missing, is a hazard report on the paths that
+// run it. The slack is computed from the code: the last MFMA writing the AGPR in the
+// straight-line code before the read, its pass count, and the gfx950 requirement (P+3, +1 for
+// P >= 4). Reads spaced by other work (no s_nop chain) are covered by the hand-written hazard
+// kernels.
 struct NopPatch {
   std::vector<std::pair<uint64_t, uint32_t>> words;  // pc -> new s_nop word
 };
 
-bool find_binding_nop_patch(const std::vector<emu::Instruction>& insts, NopPatch* out) {
+std::vector<NopPatch> find_binding_nop_patches(const std::vector<emu::Instruction>& insts) {
+  std::vector<NopPatch> found;
   for (size_t i = 1; i < insts.size(); ++i) {
     const auto& rd = insts[i];
     if (std::string(rd.name) != "v_accvgpr_read_b32") continue;
@@ -216,10 +298,10 @@ bool find_binding_nop_patch(const std::vector<emu::Instruction>& insts, NopPatch
       cut -= take;
     }
     if (cut > 0) continue;
-    *out = p;
-    return true;
+    const bool seen = std::any_of(found.begin(), found.end(), [&](const NopPatch& q) { return q.words == p.words; });
+    if (!seen) found.push_back(p);
   }
-  return false;
+  return found;
 }
 
 class MultiPatchingDevice final : public emu::EmuDevice {
@@ -242,30 +324,27 @@ class MultiPatchingDevice final : public emu::EmuDevice {
 
 TEST(RealKernelNop, ShortenedNopBeforeMfmaReadIsCaught) {
   int tried = 0;
-  for (const KernelCase& kc : kKernelCases) {
-    const std::string name = launched_kernel(kc);
+  for (const auto& [name, paths] : kernels_and_paths()) {
     const char* kernel = name.c_str();
     const amd::CodeObject& co = code_object_of(kernel);
     const emu::LoadedCodeObject obj(co.data, co.size);
-    NopPatch patch;
-    if (!find_binding_nop_patch(kernel_instructions(obj, kernel), &patch)) continue;
-    AttnData a = make_attn_data(small(kc.dtype, kc.d_qk));
-    std::vector<uint16_t> out(a.out_count());
-    std::vector<float> lse(a.lse_count() + 1);
-    zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
-    d.backend = ZYFA_BACKEND_EMU;
-    FwdProblem p;
-    p.backend = ZYFA_BACKEND_EMU;
-    ASSERT_EQ(validate_fwd(&d, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-    auto backend = amd::make_amd_backend(std::make_unique<MultiPatchingDevice>(co.name, patch), ZYFA_BACKEND_EMU);
-    const zyfa_status_t s = backend->fwd(p);
-    const std::string msg = s == ZYFA_STATUS_SUCCESS ? "" : zyfa_last_error();
-    EXPECT_EQ(s, ZYFA_STATUS_KERNEL_FAULT) << kernel << ": s_nop at pc 0x" << std::hex << patch.words.front().first
-                                           << " shortened by one wait state too many, but the run succeeded";
-    EXPECT_NE(msg.find("MFMA hazard"), std::string::npos) << msg;
-    std::printf("%s: s_nop at 0x%llx shortened -> %s\n", kernel, (unsigned long long)patch.words.front().first,
-                msg.c_str());
-    ++tried;
+    const std::vector<NopPatch> patches = find_binding_nop_patches(kernel_instructions(obj, kernel));
+    for (const NopPatch& patch : patches) {
+      std::string msg;
+      for (const AttnConfig& c : paths) {
+        const Outcome o = run_with(c, std::make_unique<MultiPatchingDevice>(co.name, patch));
+        if (o.status != ZYFA_STATUS_SUCCESS) {
+          msg = o.message;
+          break;
+        }
+      }
+      EXPECT_NE(msg.find("MFMA hazard"), std::string::npos)
+          << kernel << ": s_nop at pc 0x" << std::hex << patch.words.front().first
+          << " shortened by one wait state too many, but no path faulted: " << msg;
+      ++tried;
+    }
+    std::printf("%s: %zu s_nop chains shortened by one wait state too many over %zu paths\n", kernel,
+                patches.size(), paths.size());
   }
   EXPECT_GT(tried, 0) << "no kernel has an s_nop chain that spaces an MFMA result from its read";
 }
