@@ -191,9 +191,14 @@ inline CallResult run_call(zyfa_handle_t h, zyfa_backend_t backend, CallBuffers&
 }
 
 // The single-threaded result of a call held to the rules: descale = 2^ceil(log2(amax / 448)),
-// codes = RNE(src / descale) (exact division), and the attention within `tol` of fp64.
+// codes = RNE(src / descale) (exact division), every output and LSE value written and finite,
+// and (with `fwd`) the attention within `tol` of fp64.
 inline void check_alone(const CallSpec& s, const CallResult& r, bool fwd, const Tolerance& tol,
                         const std::string& what) {
+  for (size_t i = 0; i < r.out.size(); ++i)
+    ASSERT_NE(r.out[i] & 0x7F80, 0x7F80) << what << ": output " << i << " is NaN, Inf or unwritten";
+  for (size_t i = 0; i < r.lse.size(); ++i)
+    ASSERT_TRUE(std::isfinite(r.lse[i])) << what << ": LSE " << i << " is not finite or unwritten";
   const CallInputs in = call_inputs(s);
   for (int t = 0; t < 3; ++t) {
     double amax = 0;
@@ -237,7 +242,8 @@ inline void expect_thread_safe(zyfa_backend_t backend, CallMemory& mem, bool fwd
     for (int c = 0; c < kCalls; ++c) {
       const std::string what = "thread " + std::to_string(t) + " call " + std::to_string(c) + " alone";
       ASSERT_EQ(alone[t][c].status, ZYFA_STATUS_SUCCESS) << what << ": " << alone[t][c].error;
-      // The fp64 attention reference for the first call of each shape of each thread.
+      // The fp64 attention reference for the first call of each shape of each thread; every
+      // call's codes, descales and written, finite outputs.
       check_alone(call_spec(seed, t, c), alone[t][c], fwd && c < 2, tol, what);
     }
 
