@@ -47,7 +47,8 @@ __device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags,
   int bad_key = Cfg::kBlockN;
   if constexpr (Cfg::kIsFp8) {
     // vᵀ rows d = 0..127 of 128 keys (128 bytes, 128 B swizzle: the 16-byte unit u of row r
-    // sits at u ^ (r % 8)); 4 units per thread.
+    // sits at u ^ (r % 8)); 4 units per thread. A unit holds the 16 keys of one group in the
+    // pre-pass's order (transpose_v.cu): word c holds keys 2c, 2c + 1, 2c + 8, 2c + 9.
 #pragma unroll
     for (int i = 0; i < Cfg::kDv * Cfg::kBlockN / 16 / 256; ++i) {
       const int unit = t + 256 * i, row = unit / 8, key0 = 16 * ((unit % 8) ^ (row % 8));
@@ -55,9 +56,12 @@ __device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags,
       uint32_t* w = reinterpret_cast<uint32_t*>(&v);
       int first = Cfg::kBlockN;
 #pragma unroll
-      for (int k = 3; k >= 0; --k) {  // downwards, so that the lowest key's word is kept
+      for (int k = 0; k < 4; ++k) {
         const uint32_t m = bad_e4m3x4(w[k]);
-        if (m != 0u) first = key0 + 4 * k + (__ffs(m) - 1) / 8;
+        if (m != 0u) {
+          const int lowest = (m & 0x8080u) != 0u ? ((m & 0x80u) != 0u ? 0 : 1) : ((m & 0x800000u) != 0u ? 8 : 9);
+          first = min(first, key0 + 2 * k + lowest);
+        }
         w[k] &= ~(m | (m - (m >> 7)));  // 0xFF in each marked byte
       }
       if (first < Cfg::kBlockN) {
