@@ -424,16 +424,6 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 #pragma unroll
       for (int i = 0; i < kOAcc; ++i) o_acc[i] = 0.0f;
 
-      // Scores so large that the fused forms lose the row maximum (|row max| >= 2^20 in base-2
-      // units; finite inputs whose scaled scores fit in fp32 can get there). s·scale − m in one
-      // FMA subtracts the rounded m from the exact product, an error of up to half an ulp of m
-      // (2^40 at 2^64): 2^x overflows and the row turns NaN; and lean P's bias B − 8m keeps no
-      // bits of B. A warp with such a row takes exact forms instead (the product rounded first,
-      // so the row's largest score gives exactly m); other warps pay one vote per key block.
-      auto huge_rows = [&]() {
-        const float m = fmaxf(fabsf(row_max[0]), fabsf(row_max[1]));
-        return __any_sync(0xffffffffu, m >= 0x1p20f && m != INFINITY);
-      };
       // Softmax of the scores in s_acc (key block n): updates row_max/row_sum, writes the
       // probabilities to s_acc (BF16) and returns the factor the output must be scaled by.
       auto softmax = [&](int n, bool masked, float (&alpha)[2]) {
@@ -466,9 +456,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         for (int r = 0; r < 2; ++r) {
           mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
           mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-          // Rounded on its own (no contraction): the huge-score path below relies on the row's
-          // largest score giving exactly row_max.
-          const float m_new = __fmul_rn(mx[r], scale);
+          const float m_new = mx[r] * scale;
           alpha[r] = 1.0f;
           // Lazy rescaling: move the reference maximum only when it grew by more than the
           // threshold; probabilities up to 2^threshold are then written, which every output
@@ -503,14 +491,6 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
               } else {
                 s_acc[4 * j + e] = fmaf(__saturatef(fmaf(s_acc[4 * j + e], a, b[e >> 1])), 256.0f, kMagic);
               }
-            }
-          }
-        } else if (huge_rows()) {
-#pragma unroll
-          for (int j = 0; j < kAcc / 4; ++j) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              s_acc[4 * j + e] = ex2(__fmul_rn(s_acc[4 * j + e], scale) - row_max[e >> 1] + Cfg::kPShift);
             }
           }
         } else {
@@ -565,27 +545,6 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // for every wgmma group in flight, here the P v of the previous block, which this avoids.
       // Returns (kF16Pack) the largest code of each 16-bit half's position, over all keys.
       auto lean_p_pack = [&](uint32_t(&p)[kPRegs]) -> uint32_t {
-        if (huge_rows()) {
-          // Exact P = 2^(s·scale − m + kPShift), rounded to e4m3 as the d 192 kernels do, in
-          // the lean layout (bytes c0 c1 c4 c5 | c2 c3 c6 c7 of each 8 keys). Reported as
-          // above code 126, so that the stale-maximum kernel first moves the reference to the
-          // row maximum (P then stays below 2^(kPShift + threshold), in e4m3's range).
-#pragma unroll
-          for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const float* sh = s_acc + 16 * kk + 8 * h;
-              float q[8];
-#pragma unroll
-              for (int i = 0; i < 8; ++i) q[i] = ex2(__fmul_rn(sh[i], scale) - row_max[(i & 3) >> 1] + Cfg::kPShift);
-              p[4 * kk + 2 * h] = static_cast<uint32_t>(pack_e4m3(q[0], q[1])) |
-                                  (static_cast<uint32_t>(pack_e4m3(q[4], q[5])) << 16);
-              p[4 * kk + 2 * h + 1] = static_cast<uint32_t>(pack_e4m3(q[2], q[3])) |
-                                      (static_cast<uint32_t>(pack_e4m3(q[6], q[7])) << 16);
-            }
-          }
-          return 0x00FF00FFu;
-        }
         uint32_t code_max = 0;
         constexpr float kMagic = 12582912.0f;
         constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanOffset;
