@@ -12,6 +12,8 @@
 // current epoch and the set of waves that read it. A write by wave W races with another
 // wave's write or read of the epoch; a read races with another wave's write of the epoch.
 // LDS atomics are not tracked (they are meant to be used concurrently; our kernels use none).
+#include <algorithm>
+
 #include "emu/core/lds_race.h"
 
 #include <fmt/format.h>
@@ -45,7 +47,10 @@ void LdsRaceShadow::race(Executor& x, uint32_t wave, uint64_t byte, Access kind,
 
 void LdsRaceShadow::access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_t pc, uint64_t begin, uint64_t end,
                            Access kind) {
-  if (write_.empty()) reset(lds_bytes);
+  // The shadow follows the workgroup's LDS size (a later dispatch may allocate more). Bytes
+  // past it are no LDS: the access's own bounds check answers for them, not this one.
+  if (write_.size() != lds_bytes) reset(lds_bytes);
+  end = std::min<uint64_t>(end, lds_bytes);
   const uint32_t mine = (epoch_ << 5) | (wave + 1);
   const uint32_t bit = 1u << wave;
   for (uint64_t i = begin; i < end; ++i) {
