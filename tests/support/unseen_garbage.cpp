@@ -1,5 +1,6 @@
 #include "support/unseen_garbage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -94,6 +95,16 @@ std::string compare_unseen(const AttnData& a, const uint16_t* clean_out, const f
   if (changed) msg << changed << " values of rows before " << cut << " changed; ";
   if (finite_seen) msg << finite_seen << " rows at or after " << cut << " came out finite";
   return msg.str();
+}
+
+std::vector<UnseenCase> unseen_cases(int64_t seqlen, int64_t near, std::mt19937_64& rng) {
+  const int64_t S = seqlen;
+  return {{std::min<int64_t>(near, S - 1), Garbage::KV},
+          {std::min<int64_t>(near, S - 1), Garbage::V},
+          {std::min<int64_t>(40, S - 1), Garbage::V},
+          {1, Garbage::K},
+          {1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(S - 1)), Garbage::KV},
+          {S, Garbage::KV}};
 }
 
 }  // namespace zyfa::test

@@ -45,4 +45,19 @@ inline AttnData with_scores_near(const AttnData& clean, int target_log2) {
   return a;
 }
 
+// LSE values that are not finite, and the largest error of the others relative to
+// max(1, |reference|).
+struct LseError {
+  int64_t nonfinite = 0;
+  double worst_rel = 0.0;
+};
+inline LseError lse_error(const AttnData& a, const ReferenceResult& ref, const float* lse) {
+  LseError e;
+  for (size_t i = 0; i < a.lse_count(); ++i) {
+    if (!std::isfinite(lse[i])) ++e.nonfinite;
+    else e.worst_rel = std::max(e.worst_rel, std::abs(lse[i] - ref.lse[i]) / std::max(1.0, std::abs(ref.lse[i])));
+  }
+  return e;
+}
+
 }  // namespace zyfa::test

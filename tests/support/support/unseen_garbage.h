@@ -4,8 +4,13 @@
 // the cut sees the garbage and must not come out finite where it saw a NaN/Inf value.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "support/zyfa_test_support.h"
 
@@ -31,5 +36,35 @@ AttnData with_unseen_garbage(const AttnData& clean, int64_t cut, Garbage g, uint
 std::string compare_unseen(const AttnData& a, const uint16_t* clean_out, const float* clean_lse,
                            const uint16_t* dirty_out, const float* dirty_lse, int64_t cut,
                            bool check_seen);
+
+// The cuts every backend runs: `near` (a cut inside the rows of a tile's diagonal block) with
+// garbage in K and V and in V alone, 40 (inside the first tile), 1 (keys only), a seeded cut,
+// and seqlen (only the bytes after the tensors).
+struct UnseenCase {
+  int64_t cut;
+  Garbage g;
+};
+std::vector<UnseenCase> unseen_cases(int64_t seqlen, int64_t near, std::mt19937_64& rng);
+
+// Runs the clean inputs and every case through `run` (void(AttnData&,
+// std::vector<uint16_t>* out, std::vector<float>* lse), asserting success and an intact
+// output guard) and expects compare_unseen to find nothing.
+template <class Run>
+void expect_unseen_rows_unchanged(AttnData a, int64_t near, Run run) {
+  const AttnConfig& c = a.cfg;
+  std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
+  std::vector<uint16_t> clean_out, out;
+  std::vector<float> clean_lse, lse;
+  ASSERT_NO_FATAL_FAILURE(run(a, &clean_out, &clean_lse));
+  std::mt19937_64 rng(c.seed);
+  for (const UnseenCase& k : unseen_cases(c.seqlen, near, rng)) {
+    AttnData dirty = with_unseen_garbage(a, k.cut, k.g, rng());
+    ASSERT_NO_FATAL_FAILURE(run(dirty, &out, &lse));
+    const std::string diff = compare_unseen(a, clean_out.data(), clean_lse.data(), out.data(), lse.data(),
+                                            k.cut, k.g == Garbage::V);
+    EXPECT_TRUE(diff.empty()) << c.name() << " seed " << c.seed << ", garbage in " << to_string(k.g)
+                              << " from row " << k.cut << ": " << diff;
+  }
+}
 
 }  // namespace zyfa::test
