@@ -125,7 +125,7 @@ void execute_ds(Executor& x) {
     x.check_reg_range(first + (data_acc ? kAgprBase : 0), uint32_t(count), "LDS data reads");
     for (int k = 0; k < count; ++k) {
       const uint32_t reg = first + k + (data_acc ? kAgprBase : 0);
-      if (reg < kAgprBase) x.hazard_check_read_vgpr(reg, false, true);
+      x.hazard_check_read_vgpr(reg, false, true);  // AGPR data too (checkMAIVALUHazards)
       const uint32_t* row = reg >= kAgprBase ? x.areg_read(reg - kAgprBase) : x.vreg_read(reg);
       for (int l = 0; l < kLanes; ++l) out[l * 4 + at + k] = s.d16 == 1 ? row[l] >> 16 : row[l];
     }

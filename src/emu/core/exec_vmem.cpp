@@ -87,7 +87,7 @@ void capture_store_data(Executor& x, PendingOp* op, uint32_t first, const Access
   x.check_reg_range(first, a.dwords, "store reads");
   for (int k = 0; k < a.dwords; ++k) {
     const uint32_t reg = first + k;
-    if (reg < kAgprBase) x.hazard_check_read_vgpr(reg, false, true);
+    x.hazard_check_read_vgpr(reg, false, true);  // AGPR data too (checkMAIVALUHazards)
     const uint32_t* row = reg >= kAgprBase ? x.areg_read(reg - kAgprBase) : x.vreg_read(reg);
     for (int l = 0; l < kLanes; ++l) {
       uint32_t v = row[l];

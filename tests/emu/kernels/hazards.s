@@ -182,6 +182,23 @@ KERNEL_BEGIN k_mfma_ds_short
   MFMA_DS 6
 KERNEL_END k_mfma_ds_short, 64, 0, 64
 
+// LDS write whose data an MFMA writes into AGPRs: the same 8 wait states for 4 passes
+// (LLVM checkMAIVALUHazards counts VMEM/DS data reads of AGPRs too).
+.macro MFMA_DS_AGPR nops
+  SETUP_AB
+  v_mov_b32 v30, 0
+  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
+  s_nop \nops
+  ds_write_b32 v30, a2
+  s_waitcnt lgkmcnt(0)
+.endm
+KERNEL_BEGIN k_mfma_ds_agpr_ok
+  MFMA_DS_AGPR 7
+KERNEL_END k_mfma_ds_agpr_ok, 64, 4, 64
+KERNEL_BEGIN k_mfma_ds_agpr_short
+  MFMA_DS_AGPR 6
+KERNEL_END k_mfma_ds_agpr_short, 64, 4, 64
+
 // 16-pass scaled FP8 MFMA (32x32x64 f8f6f4, e4m3 operands) read by v_accvgpr_read: 20.
 .macro MFMA16_READ last_nop
   SETUP_AB
