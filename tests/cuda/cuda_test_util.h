@@ -107,4 +107,19 @@ inline bool guard_intact(const std::vector<uint16_t>& out, size_t out_count) {
   return true;
 }
 
+// One zyfa_fwd on the device with a fresh handle; out (with its guard) and LSE back on the host.
+inline void run_on_device(const AttnData& a, std::vector<uint16_t>* out, std::vector<float>* lse) {
+  DeviceCase dev(a);
+  ASSERT_TRUE(dev.ok());
+  zyfa_handle_t h = nullptr;
+  ASSERT_EQ(zyfa_create(&h), ZYFA_STATUS_SUCCESS);
+  const zyfa_fwd_desc_t d = dev.desc();
+  ASSERT_EQ(zyfa_fwd(h, &d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  ZYFA_CUDA_OK(cudaDeviceSynchronize());
+  zyfa_destroy(h);
+  dev.download(out, lse);
+  ASSERT_TRUE(dev.ok());
+  EXPECT_TRUE(guard_intact(*out, a.out_count())) << "write past the output";
+}
+
 }  // namespace zyfa::test
