@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn_fwd_args.h"
+#include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "fp8_quantize_args.h"
 #include "host/amd/amd_backend.h"
 #include "host/amd/code_objects.h"
@@ -98,9 +99,9 @@ TEST(AmdBackend, FwdUploadsTheJobTableOncePerShapeAndDevice) {
   ASSERT_EQ(2u, rec.launches.size());
 
   const auto& l = rec.launches[0];
-  EXPECT_EQ("attn_fwd_bf16_d128", l.kernel);
-  EXPECT_EQ("attn_fwd_bf16", l.code_object);
-  EXPECT_EQ(static_cast<uint32_t>(kernels::kAttnThreads), l.block[0]);
+  EXPECT_EQ("attn_fwd_bf16_d128_gfx950", l.kernel);
+  EXPECT_EQ("attn_fwd_bf16_d128_gfx950", l.code_object);
+  EXPECT_EQ(static_cast<uint32_t>(kernels::bf16_d128_gfx950::kThreads), l.block[0]);
   ASSERT_EQ(sizeof(kernels::AttnFwdArgs), l.kernarg.size());
   kernels::AttnFwdArgs a;
   std::memcpy(&a, l.kernarg.data(), sizeof a);
@@ -108,11 +109,11 @@ TEST(AmdBackend, FwdUploadsTheJobTableOncePerShapeAndDevice) {
   const auto* words = reinterpret_cast<const uint32_t*>(rec.allocations[0].data());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(words), a.job_table);
   EXPECT_EQ(words[0], l.grid[0]);
-  EXPECT_EQ(8u, words[1]);  // ceil(1000 / 128) tiles per head
+  EXPECT_EQ(4u, words[1]);  // ceil(1000 / 256) tiles per head
   EXPECT_EQ(1000, a.seqlen);
-  // The division constants divide by 8 tiles, 4 heads and a group of 2 query heads.
+  // The division constants divide by 4 tiles, 4 heads and a group of 2 query heads.
   auto divide = [](uint32_t n, kernels::FastDiv d) { return static_cast<uint32_t>((uint64_t{n} * d.magic) >> d.shift); };
-  EXPECT_EQ(12u, divide(103, a.div_n_tiles));
+  EXPECT_EQ(25u, divide(103, a.div_n_tiles));
   EXPECT_EQ(25u, divide(103, a.div_heads));
   EXPECT_EQ(51u, divide(103, a.div_group));
   // Every buffer the kernel touches is listed, out and nothing else writable.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attn_fwd_args.h"
+#include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "fp8_quantize_args.h"
 #include "host/amd/code_objects.h"
 
@@ -44,8 +45,9 @@ TEST(CodeObjects, EveryEmbeddedObjectIsGfx950Elf) {
 }
 
 TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
-  const struct { const char* kernel; size_t args; } expected[] = {
+  const struct { const char* kernel; size_t args; uint32_t threads = 256; } expected[] = {
       {"attn_fwd_bf16_d128", sizeof(kernels::AttnFwdArgs)}, {"attn_fwd_bf16_d192", sizeof(kernels::AttnFwdArgs)},
+      {"attn_fwd_bf16_d128_gfx950", sizeof(kernels::AttnFwdArgs), kernels::bf16_d128_gfx950::kThreads},
       {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs)},  {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs)},
       {"attn_fwd_fp8_d128_hip", sizeof(kernels::AttnFwdArgs)},
       {"fp8_amax_bf16", sizeof(kernels::Fp8AmaxArgs)},      {"fp8_amax_f32", sizeof(kernels::Fp8AmaxArgs)},
@@ -57,7 +59,7 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
     ASSERT_NE(nullptr, k);
     EXPECT_NE(nullptr, find_code_object(k->code_object));
     EXPECT_EQ(e.args, k->kernarg_size);
-    EXPECT_EQ(256u, k->max_workgroup_size);
+    EXPECT_EQ(e.threads, k->max_workgroup_size);
   }
   EXPECT_EQ(std::size(expected), embedded_kernels().size()) << "a kernel ships that the host never launches";
 }

@@ -32,10 +32,25 @@ FwdProblem bshd_problem(zyfa_dtype_t dtype, int64_t b, int64_t s, int64_t h, int
 }
 
 TEST(AttnPlan, KernelPerConfiguration) {
-  EXPECT_STREQ("attn_fwd_bf16_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128)));
+  EXPECT_STREQ("attn_fwd_bf16_d128_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128)));
   EXPECT_STREQ("attn_fwd_bf16_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 192)));
   EXPECT_STREQ("attn_fwd_fp8_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 4, 128)));
   EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
+}
+
+// The ping-pong BF16 d = 128 kernel reads V rows in 16-byte pieces; other V views (and only
+// those) keep the baseline kernel, with its 128-row tiles and 256 threads.
+TEST(AttnPlan, Bf16D128FallsBackWhereVRowsAreNot16Bytes) {
+  FwdProblem p = bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128);
+  EXPECT_EQ(256, attn_kernel_shape(p).tile_rows);
+  EXPECT_EQ(512, attn_kernel_shape(p).threads);
+  p.v.stride[1] = 128 + 4;  // 8 bytes of padding per row
+  EXPECT_STREQ("attn_fwd_bf16_d128", attn_kernel_name(p));
+  EXPECT_EQ(kernels::kAttnTileRows, attn_kernel_shape(p).tile_rows);
+  EXPECT_EQ(kernels::kAttnThreads, attn_kernel_shape(p).threads);
+  p = bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128);
+  p.v.data = reinterpret_cast<void*>(0x400008);
+  EXPECT_STREQ("attn_fwd_bf16_d128", attn_kernel_name(p));
 }
 
 TEST(AttnPlan, ArgsCarryStridesScaleAndDescales) {
@@ -92,9 +107,12 @@ TEST(AttnPlan, RefusesMisalignedRows) {
 }
 
 TEST(AttnPlan, JobTableTilesMatchTheKernel) {
-  const JobTableParams j = attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 1, 1000, 4, 1, 128));
+  const JobTableParams j = attn_job_table_params(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 1000, 4, 1, 192));
   EXPECT_EQ(kernels::kAttnTileRows, j.tile_rows);
   EXPECT_EQ(16, j.grid);  // 4 heads x 8 tiles = 32 tiles in 16 pairs
+  const JobTableParams pp = attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 1, 1000, 4, 1, 128));
+  EXPECT_EQ(256, pp.tile_rows);
+  EXPECT_EQ(8, pp.grid);  // 4 heads x 4 tiles of 256 rows = 16 tiles in 8 pairs
   EXPECT_EQ(256, attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 4, 32768, 32, 8, 128)).grid);
 }
 

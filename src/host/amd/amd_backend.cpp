@@ -48,7 +48,7 @@ class AmdBackend final : public Backend {
     cfg.kernel = kernel;
     cfg.grid[0] = table->table.grid();
     cfg.grid[1] = cfg.grid[2] = 1;
-    cfg.block[0] = kernels::kAttnThreads;
+    cfg.block[0] = static_cast<uint32_t>(attn_kernel_shape(p).threads);
     cfg.block[1] = cfg.block[2] = 1;
     cfg.kernarg = &args;
     cfg.kernarg_size = sizeof(args);
@@ -112,7 +112,8 @@ class AmdBackend final : public Backend {
     JobTable table;       // host copy stays alive: the upload may still be in flight
     void* device = nullptr;
   };
-  using TableKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;  // device, batch, heads, heads_k, seqlen
+  // device, batch, heads, heads_k, seqlen, tile rows (kernels differ in tile size)
+  using TableKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int>;
   struct Partials {
     std::mutex mu;  // held by the call whose launches use the buffer
     void* buffer = nullptr;
@@ -124,7 +125,7 @@ class AmdBackend final : public Backend {
     if (zyfa_status_t s = device_->available(); s != ZYFA_STATUS_SUCCESS) return s;
     if (zyfa_status_t s = check_attn_supported(p, name_); s != ZYFA_STATUS_SUCCESS) return s;
     const int dev = device_->device_id();
-    const TableKey key{dev, p.batch, p.heads, p.heads_k, p.seqlen};
+    const TableKey key{dev, p.batch, p.heads, p.heads_k, p.seqlen, attn_kernel_shape(p).tile_rows};
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = tables_.find(key); it != tables_.end()) {
       *out = &it->second;

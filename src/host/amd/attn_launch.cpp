@@ -3,7 +3,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
+#include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "host/error.h"
 
 namespace zyfa::amd {
@@ -77,14 +79,34 @@ bool fits_32bit_offsets(const FwdProblem& p) {
   return true;
 }
 
+// The BF16 d = 128 ping-pong kernel also reads V rows in 16-byte pieces (into LDS), and
+// addresses K and V rows with a 32-bit byte offset from the (batch, head) base; other views
+// run on the baseline kernel.
+bool fits_bf16_d128_gfx950(const FwdProblem& p) {
+  if (address(p.v.data) % 16 != 0) return false;
+  for (int i = 0; i < 3; ++i)
+    if ((p.v.stride[i] * 2) % 16 != 0) return false;
+  constexpr int64_t kLimit = int64_t{1} << 32;
+  const View* kv[2] = {&p.k, &p.v};
+  for (const View* v : kv)
+    if (v->stride[1] < 0 || 2 * ((p.seqlen - 1) * v->stride[1] + 128) >= kLimit) return false;
+  return true;
+}
+
 }  // namespace
 
 const char* attn_kernel_name(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
   if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192" : "attn_fwd_bf16_d192";
-  if (!fp8) return "attn_fwd_bf16_d128";
+  if (!fp8) return fits_bf16_d128_gfx950(p) ? "attn_fwd_bf16_d128_gfx950" : "attn_fwd_bf16_d128";
   // The generated kernel where its offsets reach, the HIP one (same arguments) beyond.
   return fits_32bit_offsets(p) ? "attn_fwd_fp8_d128" : "attn_fwd_fp8_d128_hip";
+}
+
+AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
+  namespace pp = kernels::bf16_d128_gfx950;
+  if (std::string_view(attn_kernel_name(p)) == "attn_fwd_bf16_d128_gfx950") return {pp::kTileRows, pp::kThreads};
+  return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 
 JobTableParams attn_job_table_params(const FwdProblem& p) {
@@ -93,7 +115,7 @@ JobTableParams attn_job_table_params(const FwdProblem& p) {
   j.heads = p.heads;
   j.heads_k = p.heads_k;
   j.seqlen = p.seqlen;
-  j.tile_rows = kernels::kAttnTileRows;
+  j.tile_rows = attn_kernel_shape(p).tile_rows;
   // One workgroup per CU of an MI355X (256 CUs over 8 XCDs), fewer when there is less work.
   const int64_t tiles = p.batch * p.heads * ((p.seqlen + j.tile_rows - 1) / j.tile_rows);
   const int64_t jobs = (tiles + 1) / 2;
@@ -128,7 +150,8 @@ kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* job_table) 
   a.seqlen = static_cast<int32_t>(p.seqlen);
   a.heads = static_cast<int32_t>(p.heads);
   a.heads_k = static_cast<int32_t>(p.heads_k);
-  const int64_t n_tiles = (p.seqlen + kernels::kAttnTileRows - 1) / kernels::kAttnTileRows;
+  const int64_t tile_rows = attn_kernel_shape(p).tile_rows;
+  const int64_t n_tiles = (p.seqlen + tile_rows - 1) / tile_rows;
   a.div_n_tiles = kernels::make_fast_div(static_cast<uint32_t>(n_tiles));
   a.div_heads = kernels::make_fast_div(static_cast<uint32_t>(p.heads));
   a.div_group = kernels::make_fast_div(static_cast<uint32_t>(p.heads / p.heads_k));

@@ -17,6 +17,13 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend_name
 
 const char* attn_kernel_name(const FwdProblem& p);
 
+// Query rows per tile (the job table's tile_rows) and threads per workgroup of that kernel.
+struct AttnKernelShape {
+  int tile_rows;
+  int threads;
+};
+AttnKernelShape attn_kernel_shape(const FwdProblem& p);
+
 JobTableParams attn_job_table_params(const FwdProblem& p);
 
 kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* device_job_table);
