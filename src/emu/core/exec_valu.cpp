@@ -187,7 +187,9 @@ struct ValuExec {
       p = x.vsrc(code, tmp[i], ot);
     }
     bool neg = false, abs = false;
-    if (in.enc == Encoding::kVop3) {
+    // v_bitop3 has no source modifiers: its abs, omod and neg fields hold the truth table.
+    const bool bitop3 = in.valu == op::V_BITOP3_B32 || in.valu == op::V_BITOP3_B16;
+    if (in.enc == Encoding::kVop3 && !bitop3) {
       neg = (in.neg >> i) & 1;
       abs = (in.abs >> i) & 1;
     } else if (in.is_sdwa) {
@@ -911,9 +913,10 @@ void ValuExec::run() {
     case op::V_OR3_B32: U32_3(u0 | u1 | u2)
     case op::V_XAD_U32: U32_3((u0 ^ u1) + u2)
     case op::V_BITOP3_B32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C();
-      // The 8-bit truth table is split over abs (bits 2:0), omod (4:3) and neg (7:5) (LLVM
-      // gfx950 BITOP3 encoding).
-      const uint32_t ttbl = (in.abs & 7) | ((in.omod & 3) << 3) | ((in.neg & 7) << 5);
+      // The 8-bit truth table is split over neg (bits 2:0), abs (5:3) and omod (7:6), as
+      // llvm-objdump decodes it: 'bitop3:0x78' is abs 7, omod 1, neg 0; 'bitop3:0x36' is
+      // neg 6, abs 6, omod 0.
+      const uint32_t ttbl = (in.neg & 7) | ((in.abs & 7) << 3) | ((in.omod & 3) << 6);
       lanes([&](int l) { uint32_t r = 0;
         for (int i = 0; i < 32; ++i) {
           const uint32_t idx = (((a[l] >> i) & 1) << 2) | (((b[l] >> i) & 1) << 1) | ((c[l] >> i) & 1);
