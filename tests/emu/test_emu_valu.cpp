@@ -31,6 +31,25 @@ TEST(EmuValu, HandWorkedCases) {
   }
 }
 
+// Bit i of the result is bit (a_i << 2 | b_i << 1 | c_i) of the 8-bit table (ISA BITOP3).
+TEST(EmuValu, Bitop3TruthTables) {
+  TestKernels k("valu");
+  const auto r = k.run("k_valu_bitop3", 64 * 16);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  const uint32_t tables[4] = {0x78, 0x36, 0x96, 0xe8};
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    const uint32_t a = 0x80000001u ^ (lane << 8), b = lane, c = 0xf0f0000fu;
+    for (int t = 0; t < 4; ++t) {
+      uint32_t want = 0;
+      for (int i = 0; i < 32; ++i) {
+        const uint32_t idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1);
+        want |= ((tables[t] >> idx) & 1) << i;
+      }
+      EXPECT_EQ(r.out[lane * 16 + t], want) << "lane " << lane << " table 0x" << std::hex << tables[t];
+    }
+  }
+}
+
 TEST(EmuValu, ExecMasksLanes) {
   TestKernels k("valu");
   const auto r = k.run("k_valu_exec", 64 * 16);

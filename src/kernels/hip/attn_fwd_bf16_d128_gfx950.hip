@@ -32,7 +32,7 @@
 // whole 64-register rescale is skipped when no row of the wave moved. P is rounded (RNE) to
 // BF16 for the MFMA and the row sum adds the same rounded values, so each output row is a
 // weighted average of V rows. A negative softmax scale is folded into Q (a sign flip, exact),
-// so that the row maximum of the raw scores times |scale| is the maximum of the scaled ones.
+// so that the scores are scaled by |scale| > 0.
 // Non-finite V elements that some row of the tile must not see (keys on the diagonal blocks)
 // are read as 0; the rows at or after the smallest such key are made NaN, as in the baseline.
 #include "attn_fwd_bf16_d128_gfx950_args.h"
@@ -180,12 +180,16 @@ __device__ __forceinline__ void softmax(Wave& w, int kb) {
       for (int v = 0; v < 16; ++v)
         w.s[sb][v] = key_of(32 * sb, v, 0) <= lim ? w.s[sb][v] : -__builtin_inff();
   }
+  // Scaled scores rounded before the max, so that the row's largest one minus m is exactly 0
+  // (an fma of the raw score against -m leaves the product's rounding error, up to 2^39 for
+  // scores near 2^64, in the exponent).
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb) w.s[sb] *= w.sc;
   float mx = w.s[0][0];
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
     for (int v = 0; v < 16; ++v) mx = fmaxf(mx, w.s[sb][v]);
-  mx *= w.sc;
   mx = fmaxf(mx, partner(mx, w.lane));
   // The first block always moves m (from -inf): alpha = 0 clears nothing but zeros.
   const bool grow = mx > w.m + 0.5f;
@@ -205,8 +209,8 @@ __device__ __forceinline__ void softmax(Wave& w, int kb) {
       uint32_t pw[4];
 #pragma unroll
       for (int e2 = 0; e2 < 4; ++e2) {
-        const float p0 = __builtin_amdgcn_exp2f(__builtin_fmaf(w.s[sb][8 * t + 2 * e2], w.sc, neg_m));
-        const float p1 = __builtin_amdgcn_exp2f(__builtin_fmaf(w.s[sb][8 * t + 2 * e2 + 1], w.sc, neg_m));
+        const float p0 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2] + neg_m);
+        const float p1 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2 + 1] + neg_m);
         pw[e2] = pack_bf16(p0, p1);
         w.l += bits_to_float(pw[e2] << 16) + bits_to_float(pw[e2] & 0xFFFF0000u);
       }
@@ -250,6 +254,7 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   const int qload = qvalid ? w.qrow : seqlen - 1;
   const float scale = a.scale_log2;
   w.sc = fabsf(scale);
+  asm volatile("" : "+v"(w.sc));  // kept in a VGPR: the scalar registers are the scarcer ones here
   const uint32_t q_sign = scale < 0.0f ? 0x80008000u : 0u;
 
   const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
@@ -335,8 +340,13 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   const bool saw_bad_v = static_cast<uint32_t>(w.qrow) >= *bad_slot;
   if (!qvalid) return;
   const float inv = saw_bad_v ? __builtin_nanf("") : __builtin_amdgcn_rcpf(l_row);
-  const gptr<uint8_t> orow = global<uint8_t>(a.out) +
-      (b * a.o_stride[0] + static_cast<int64_t>(w.qrow) * a.o_stride[1] + h * a.o_stride[2]) * 2;
+  // The output arguments read afresh here: held through the key loop they took scalar
+  // registers that the loop needs (SGPR spills).
+  KernargPtr ep = kernargs();
+  asm volatile("" : "+s"(ep));
+  const auto& e = *ep;
+  const gptr<uint8_t> orow = global<uint8_t>(e.out) +
+      (b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) * 2;
 #pragma unroll
   for (int jd = 0; jd < 4; ++jd)
 #pragma unroll
@@ -346,9 +356,9 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
       typedef __attribute__((ext_vector_type(2))) unsigned u32x2;
       *global_cast<u32x2>(orow + 2 * key_of(32 * jd, 4 * g, w.half)) = u32x2{lo, hi};
     }
-  if (a.lse != 0 && w.half == 0) {
+  if (e.lse != 0 && w.half == 0) {
     // Natural-log sum-exp of the scaled scores: ln 2 * (m + log2(sum 2^(x - m))).
-    global<float>(a.lse)[(static_cast<int64_t>(b) * a.heads + h) * seqlen + w.qrow] =
+    global<float>(e.lse)[(static_cast<int64_t>(b) * e.heads + h) * e.seqlen + w.qrow] =
         0.69314718055994531f * (w.m + __builtin_amdgcn_logf(l_row));
   }
 }

@@ -81,6 +81,26 @@ KERNEL_BEGIN k_valu
   s_waitcnt vmcnt(0)
 KERNEL_END k_valu
 
+// v_bitop3_b32 with four truth tables whose bits fall in all three fields that hold the table
+// (neg, abs, omod); a has its sign bit set, so that modifiers wrongly applied would show.
+KERNEL_BEGIN k_valu_bitop3
+  s_load_dwordx2 s[20:21], s[0:1], 0x0
+  SETUP_LANE_ADDR
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v1, 8, v0
+  v_xor_b32 v2, 0x80000001, v1
+  v_mov_b32 v3, 0xf0f0000f
+  v_bitop3_b32 v4, v2, v0, v3 bitop3:0x78
+  v_bitop3_b32 v5, v2, v0, v3 bitop3:0x36
+  v_bitop3_b32 v6, v2, v0, v3 bitop3:0x96
+  v_bitop3_b32 v7, v2, v0, v3 bitop3:0xe8
+  STORE_V 0, v4
+  STORE_V 1, v5
+  STORE_V 2, v6
+  STORE_V 3, v7
+  s_waitcnt vmcnt(0)
+KERNEL_END k_valu_bitop3
+
 // EXEC masking: only even lanes are active; odd lanes keep the poison already in memory.
 KERNEL_BEGIN k_valu_exec
   s_load_dwordx2 s[20:21], s[0:1], 0x0
