@@ -5,7 +5,7 @@
 
 #include "cpu_test_util.h"
 #include "host/validate.h"
-#include "kernels/cpu/cpu_attention.h"
+#include "host/cpu/cpu_attention.h"
 
 namespace zyfa::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "kernels/cpu/cpu_attention.h"
+#include "host/cpu/cpu_attention.h"
 
 #include <algorithm>
 #include <atomic>

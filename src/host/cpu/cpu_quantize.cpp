@@ -3,7 +3,7 @@
 // by a power of two is exact in double, and RNE never rounds a magnitude <= 448 above 448
 // because 448 itself is an e4m3 value. A non-finite input makes the descale NaN, and then
 // every code is NaN too (x / NaN), so no output looks valid.
-#include "kernels/cpu/cpu_quantize.h"
+#include "host/cpu/cpu_quantize.h"
 
 #include <cmath>
 

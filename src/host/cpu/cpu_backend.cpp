@@ -6,8 +6,8 @@
 
 #include "host/backend.h"
 #include "host/error.h"
-#include "kernels/cpu/cpu_attention.h"
-#include "kernels/cpu/cpu_quantize.h"
+#include "host/cpu/cpu_attention.h"
+#include "host/cpu/cpu_quantize.h"
 
 namespace zyfa {
 namespace {
