@@ -115,9 +115,17 @@ __device__ __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int ti
                                                     __HIP_MEMORY_SCOPE_WORKGROUP);
 }
 
+// A lane's value and that of its partner lane (l ^ 32, the same query row) in some order, by
+// v_permlane32_swap: one VALU op instead of an LDS round trip (ds_bpermute). Lanes l and l ^ 32
+// get the same pair, swapped, so a commutative reduction of it agrees in both.
+__device__ __forceinline__ f32x2 both_halves(float x) {
+  const auto r = __builtin_amdgcn_permlane32_swap(float_to_bits(x), float_to_bits(x), false, true);
+  return f32x2{bits_to_float(r[0]), bits_to_float(r[1])};
+}
+
 struct Wave {
   int lane, half, ql, qrow;
-  float sc;         // |softmax scale| * log2(e)
+  f32x2 sc;         // |softmax scale| * log2(e), twice (the operand of v_pk_mul_f32)
   u32x4 q[8];       // Q^T as the B operand: d = 16c + 8h .. + 7 of query ql
   // LDS byte offsets of this lane's reads for step / column block 0; the others differ in the
   // swizzled chunk bits only (an XOR, see scores and pv).
@@ -126,7 +134,9 @@ struct Wave {
   f32x16 o[4];      // O^T, dv = 32 jd + 8g + 4h + r in register 4g + r
   f32x16 s[2];      // scores of the block in flight
   u32x4 p[2][2];    // P of the block to multiply, BF16 pairs: [32-key half][MFMA t]
-  float m, l;
+  float m;
+  f32x2 l;          // row sum of this lane's keys, in two halves (added at the end)
+  int q0;           // the wave's first query row (uniform)
 };
 
 // S^T = K Q^T for one 64-key block in LDS.
@@ -168,9 +178,13 @@ __device__ __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) {
 }
 
 // Softmax of the scores of block kb (keys kb .. kb + 63) into P, with the lazy rescale.
-template <bool kMasked>
-__device__ __forceinline__ void softmax(Wave& w, int kb) {
-  if constexpr (kMasked) {
+__device__ __forceinline__ void softmax_block(Wave& w, int jb) {
+  const int kb = jb * kKeyBlock;
+  // Only a block that reaches past the wave's first row holds keys some of its rows must not
+  // see (keys past the sequence lie past every valid row, so in such a block too). The test
+  // is uniform (a scalar branch around the selects, which rewrite the scores in place: a
+  // second copy of the whole softmax made the register allocator spill).
+  if (kb + kKeyBlock - 1 > w.q0) {
     // key_of(kb + 32 sb, v, h) <= qrow, with the lane's part on the right so that the
     // register's part is an inline constant (hoisted keys would take 32 registers).
     const int lim = w.qrow - kb - 4 * w.half;
@@ -184,13 +198,20 @@ __device__ __forceinline__ void softmax(Wave& w, int kb) {
   // (an fma of the raw score against -m leaves the product's rounding error, up to 2^39 for
   // scores near 2^64, in the exponent).
 #pragma unroll
-  for (int sb = 0; sb < 2; ++sb) w.s[sb] *= w.sc;
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int v = 0; v < 16; v += 2) {
+      const f32x2 x = f32x2{w.s[sb][v], w.s[sb][v + 1]} * w.sc;
+      w.s[sb][v] = x[0];
+      w.s[sb][v + 1] = x[1];
+    }
   float mx = w.s[0][0];
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
     for (int v = 0; v < 16; ++v) mx = fmaxf(mx, w.s[sb][v]);
-  mx = fmaxf(mx, partner(mx, w.lane));
+  const f32x2 mxs = both_halves(mx);
+  mx = fmaxf(mxs[0], mxs[1]);
   // The first block always moves m (from -inf): alpha = 0 clears nothing but zeros.
   const bool grow = mx > w.m + 0.5f;
   if (__builtin_amdgcn_ballot_w64(grow) != 0) {
@@ -201,7 +222,18 @@ __device__ __forceinline__ void softmax(Wave& w, int kb) {
 #pragma unroll
     for (int jd = 0; jd < 4; ++jd) w.o[jd] *= alpha;
   }
-  const float neg_m = -w.m;
+  // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does). The pair
+  // is opaque to the compiler, which otherwise splits the packed add into two v_sub.
+  f32x2 neg_m = {-w.m, -w.m};
+  asm volatile("" : "+v"(neg_m));
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int v = 0; v < 16; v += 2) {
+      const f32x2 x = f32x2{w.s[sb][v], w.s[sb][v + 1]} + neg_m;
+      w.s[sb][v] = x[0];
+      w.s[sb][v + 1] = x[1];
+    }
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
@@ -209,19 +241,15 @@ __device__ __forceinline__ void softmax(Wave& w, int kb) {
       uint32_t pw[4];
 #pragma unroll
       for (int e2 = 0; e2 < 4; ++e2) {
-        const float p0 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2] + neg_m);
-        const float p1 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2 + 1] + neg_m);
+        const float p0 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2]);
+        const float p1 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2 + 1]);
         pw[e2] = pack_bf16(p0, p1);
-        w.l += bits_to_float(pw[e2] << 16) + bits_to_float(pw[e2] & 0xFFFF0000u);
+        // The two rounded values into the two halves of the row sum (one v_pk_add_f32).
+        w.l += f32x2{bits_to_float(pw[e2] << 16), bits_to_float(pw[e2] & 0xFFFF0000u)};
       }
       w.p[sb][t] = u32x4{pw[0], pw[1], pw[2], pw[3]};
     }
 }
-
-// Every block takes the masked form: with a second, unmasked copy (only the wave's last
-// block holds its diagonal) the register allocator spilled. The mask costs one compare and
-// select per score.
-__device__ __forceinline__ void softmax_block(Wave& w, int jb) { softmax<true>(w, jb * kKeyBlock); }
 
 __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t n_tiles, int wave, int lane,
                                           int tid) {
@@ -250,11 +278,14 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   w.half = lane >> 5;
   w.ql = lane & 31;
   w.qrow = q0 + w.ql;
+  w.q0 = q0;
   const bool qvalid = w.qrow < seqlen;
   const int qload = qvalid ? w.qrow : seqlen - 1;
   const float scale = a.scale_log2;
-  w.sc = fabsf(scale);
-  asm volatile("" : "+v"(w.sc));  // kept in a VGPR: the scalar registers are the scarcer ones here
+  w.sc = f32x2{fabsf(scale), fabsf(scale)};
+  // Kept in one VGPR pair, opaque: the scalar registers are the scarcer ones here, and a scale
+  // the compiler can see it splats into 16 VGPRs (a pair per v_pk_mul_f32 of a score tile).
+  asm volatile("" : "+v"(w.sc));
   const uint32_t q_sign = scale < 0.0f ? 0x80008000u : 0u;
 
   const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
@@ -285,7 +316,7 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   w.s[0] = w.s[1] = f32x16{};
   w.p[0][0] = w.p[0][1] = w.p[1][0] = w.p[1][1] = u32x4{};
   w.m = -__builtin_inff();
-  w.l = 0.0f;
+  w.l = f32x2{};
 
   // Generic -> LDS address space (a C cast is clang's address-space conversion). Buffer i of
   // K is kbuf + i * kBlockBytes (arithmetic, not an array the compiler would put in scratch).
@@ -336,7 +367,8 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   }
   if (wave < kWaves / 2) barrier();
 
-  const float l_row = w.l + partner(w.l, lane);
+  const f32x2 ls = both_halves(w.l[0] + w.l[1]);
+  const float l_row = ls[0] + ls[1];  // the same sum in both lanes of the row
   const bool saw_bad_v = static_cast<uint32_t>(w.qrow) >= *bad_slot;
   if (!qvalid) return;
   const float inv = saw_bad_v ? __builtin_nanf("") : __builtin_amdgcn_rcpf(l_row);
