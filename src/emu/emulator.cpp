@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -47,6 +48,27 @@ void fill_hidden(const KernelInfo& k, const Dispatch& d, std::vector<uint8_t>& k
 }
 
 // The warnings of every workgroup, one per (pc, rule): fewest wait states given, total count.
+// The private segment setups gfx950 defines (architected flat scratch, LLVM AMDGPUUsage:
+// the private segment buffer and flat scratch init user SGPRs "must be 0"; ENABLE_PRIVATE_SEGMENT
+// turns scratch on and sets FLAT_SCRATCH); anything else is refused with the field named.
+std::string private_segment_refusal(const KernelDescriptor& kd) {
+  if (kd.user_private_segment_buffer())
+    return "ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER is set, which gfx950 (architected flat scratch) does not support";
+  if (kd.user_flat_scratch_init())
+    return "ENABLE_SGPR_FLAT_SCRATCH_INIT is set, which gfx950 (architected flat scratch) does not support";
+  if (kd.kernel_code_properties & (1u << 11))
+    return "USES_DYNAMIC_STACK is set: the private segment size is not known from the descriptor, which the "
+           "emulator does not model";
+  if (kd.private_segment_fixed_size != 0 && !kd.enable_private_segment())
+    return fmt::format("PRIVATE_SEGMENT_FIXED_SIZE is {} bytes but ENABLE_PRIVATE_SEGMENT is 0 (no scratch without it)",
+                       kd.private_segment_fixed_size);
+  // An emulator limit (64 lanes of it per wave in host memory), not a hardware one.
+  if (kd.private_segment_fixed_size > (1u << 20))
+    return fmt::format("PRIVATE_SEGMENT_FIXED_SIZE is {} bytes, more than the 1 MiB per work-item the emulator allocates",
+                       kd.private_segment_fixed_size);
+  return {};
+}
+
 void merge_warnings(std::vector<RuleWarning> from, std::map<std::pair<uint32_t, std::string>, RuleWarning>& into) {
   for (RuleWarning& w : from) {
     RuleWarning& m = into[{w.pc, w.rule}];
@@ -96,9 +118,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   if (!k) return fail(fmt::format("kernel '{}' is not in the code object", d.kernel));
   const KernelDescriptor& kd = k->kd;
   if (kd.wave32() || k->wavefront_size != 64) return fail(fmt::format("kernel {}: wave32 is not gfx950 compute", k->name));
-  if (kd.private_segment_fixed_size != 0 || kd.enable_private_segment())
-    return fail(fmt::format("kernel {}: uses a private (scratch) segment of {} bytes, which the emulator does not model",
-                            k->name, kd.private_segment_fixed_size));
+  if (std::string why = private_segment_refusal(kd); !why.empty()) return fail(fmt::format("kernel {}: {}", k->name, why));
   for (int i = 0; i < 3; ++i)
     if (d.grid[i] == 0 || d.block[i] == 0) return fail(fmt::format("kernel {}: empty grid or block", k->name));
   const uint64_t threads = uint64_t(d.block[0]) * d.block[1] * d.block[2];
@@ -123,6 +143,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   put16(8, uint16_t(d.block[2]));
   for (int i = 0; i < 3; ++i) put32(12 + 4 * i, d.grid[i] * d.block[i]);
   put32(28, uint32_t(lds));
+  put32(24, kd.enable_private_segment() ? (kd.private_segment_fixed_size + 3) & ~3u : 0);  // private_segment_size
   put64(40, reinterpret_cast<uint64_t>(kernarg.data()));
 
   DispatchContext ctx;
@@ -156,6 +177,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   std::string first_fault;
   std::map<std::pair<uint32_t, std::string>, RuleWarning> warnings;
   std::atomic<uint64_t> waves{0}, instructions{0}, lane_instructions{0};
+  std::atomic<uint32_t> scratch_used{0};
 
   auto worker = [&] {
     for (;;) {
@@ -190,7 +212,13 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
         merge_warnings(std::move(w), warnings);
       }
       uint64_t ins = 0, lanes = 0;
-      for (const auto& w : wg.waves) { ins += w->instructions; lanes += w->lane_instructions; }
+      uint32_t used = 0;
+      for (const auto& w : wg.waves) {
+        ins += w->instructions;
+        lanes += w->lane_instructions;
+        used = std::max(used, w->scratch_used);
+      }
+      for (uint32_t seen = scratch_used.load(); used > seen && !scratch_used.compare_exchange_weak(seen, used);) {}
       waves += wg.waves.size();
       instructions += ins;
       lane_instructions += lanes;
@@ -207,6 +235,8 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   result.stats.waves = waves;
   result.stats.instructions = instructions;
   result.stats.lane_instructions = lane_instructions;
+  result.stats.scratch_lane_bytes = kd.enable_private_segment() ? (kd.private_segment_fixed_size + 3) & ~3u : 0;
+  result.stats.scratch_used_bytes = scratch_used;
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (auto& [key, w] : warnings) {
     w.text = fmt::format("hardware rules: {} at pc 0x{:x} '{}': {} wait state(s) given, LLVM asks for {} ({}); "

@@ -73,6 +73,9 @@ struct Dispatch {
 
 struct DispatchStats {
   uint64_t workgroups = 0, waves = 0, instructions = 0, lane_instructions = 0;
+  // Private segment: bytes per work-item from the kernel descriptor, and the highest private
+  // byte any lane of any wave accessed (+1).
+  uint32_t scratch_lane_bytes = 0, scratch_used_bytes = 0;
   double seconds = 0;
 };
 

@@ -3,18 +3,26 @@
 // stores write it when they complete; see executor.cpp for when that is.
 //
 // Sources: AMD CDNA4 ISA "Vector Memory Buffer Instructions" (address = V#.base + soffset +
-// inst_offset + voffset + V#.stride * index; resource descriptor fields), "Flat, Scratch and
-// Global Instructions", "Scalar Memory Operations". Range checking of buffer accesses: each
-// dword (each element for sub-dword accesses) is checked on its own against num_records
-// using inst_offset + voffset (soffset excluded), bytes for raw buffers (stride 0) and records
-// for structured ones (idxen, stride != 0); out-of-range loads return 0 and out-of-range stores
-// are dropped (LLVM AMDGPUUsage "Relaxed Buffer OOB Mode" describes the per-dword check).
-// Everything that survives the range check must lie inside a buffer of the call, or the
-// kernel stops.
+// inst_offset + voffset + V#.stride * index, or the swizzled form; resource descriptor
+// fields: buffer_address.h), "Flat, Scratch and Global Instructions", "Scalar Memory
+// Operations". Range checking of buffer accesses: each dword (each element for sub-dword
+// accesses) is checked on its own against num_records using inst_offset + voffset (soffset
+// excluded), bytes for raw buffers (stride 0) and records for structured ones (an index from
+// idxen or ADD_TID, stride != 0); out-of-range loads return 0 and out-of-range stores are
+// dropped (LLVM AMDGPUUsage "Relaxed Buffer OOB Mode" describes the per-dword check).
+// Everything that survives the range check must lie inside a buffer of the call or the
+// wave's own scratch, or the kernel stops.
+//
+// Scratch (gfx950 has architected flat scratch, LLVM AMDGPUUsage processor table): scratch_*
+// address a lane's private bytes by offset = (SVE ? vaddr : 0) + (saddr != off ? saddr : 0) +
+// inst_offset; the wave's scratch interleaves lanes per dword (scratch_lane_offset). An offset
+// outside the kernel's private segment stops the kernel.
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "emu/core/buffer_address.h"
 #include "emu/core/executor.h"
 #include "emu/isa/isa_ops.h"
 
@@ -106,6 +114,16 @@ uint32_t vaddr_value(Executor& x, uint32_t vgpr, int lane) {
   return x.vreg_read(vgpr)[lane];
 }
 
+// Memory a VMEM access may touch: the buffers of the call, or this wave's own scratch (a
+// private buffer resource built from FLAT_SCRATCH reaches it).
+void check_memory(Executor& x, uint64_t addr, uint32_t bytes, bool write, int lane) {
+  const Wave& w = x.wave();
+  const uint64_t s = reinterpret_cast<uint64_t>(w.scratch.data());
+  if (!w.scratch.empty() && addr >= s && addr - s <= w.scratch.size() && bytes <= w.scratch.size() - (addr - s))
+    return;
+  x.check_global(addr, bytes, write, lane);
+}
+
 }  // namespace
 
 void execute_mubuf(Executor& x) {
@@ -125,18 +143,11 @@ void execute_mubuf(Executor& x) {
     if (a.store || a.d16 >= 0) x.fault(fmt::format("{} with lds is not a valid combination", in.name));
     a.to_lds = true;
   }
-  // V#: base [47:0], stride [61:48], swizzle [63]; num_records [95:64]; word3 flags.
   uint32_t rs[4];
   for (int i = 0; i < 4; ++i) rs[i] = x.sread(in.srsrc + i);
-  const uint64_t base = uint64_t(rs[0]) | (uint64_t(rs[1] & 0xFFFF) << 32);
-  const uint32_t stride = (rs[1] >> 16) & 0x3FFF;
-  const bool swizzle = rs[1] >> 31;
-  const uint32_t num_records = rs[2];
-  const bool add_tid = (rs[3] >> 23) & 1;
-  const uint32_t data_format = (rs[3] >> 15) & 0xF;
-  if (swizzle) x.fault("swizzled buffer resources are not modelled");
-  if (add_tid) x.fault("buffer resources with ADD_TID_ENABLE are not modelled");
-  if (data_format == 0)
+  const BufferResource r = decode_buffer_resource(rs);
+  // With ADD_TID_ENABLE the DATA_FORMAT field holds stride bits, not a format.
+  if (r.data_format == 0 && !r.add_tid)
     x.fault("buffer resource DATA_FORMAT is 0 (invalid): gfx9 untyped buffer accesses need a non-zero format "
             "(e.g. word3 = 0x00020000)");
   const uint32_t soffset = x.sread(in.soffset);
@@ -158,21 +169,27 @@ void execute_mubuf(Executor& x) {
     x.hazard_check_read_vgpr(in.vaddr, false, true);
     if (in.offen && in.idxen) x.hazard_check_read_vgpr(in.vaddr + 1, false, true);
   }
+  // index = (idxen ? vaddr : 0) + (ADD_TID ? lane : 0); records are checked when there is an
+  // index and a stride.
+  const bool structured = r.stride != 0 && (in.idxen || r.add_tid);
   for (int l = 0; l < kLanes; ++l) {
     if (!((exec >> l) & 1)) continue;
     uint32_t index = 0, voffset = 0;
     if (in.idxen) index = vaddr_value(x, in.vaddr, l);
+    if (r.add_tid) index += uint32_t(l);
     if (in.offen) voffset = vaddr_value(x, in.vaddr + (in.idxen ? 1 : 0), l);
     const uint64_t off = uint64_t(voffset) + uint32_t(in.offset);
+    if (r.swizzle) {
+      const std::string why = swizzled_access_undefined(r, structured, off, a.elem_bytes, a.dwords);
+      if (!why.empty()) x.fault(fmt::format("lane {}: {} is undefined in the ISA", l, why));
+    }
     for (int k = 0; k < a.dwords; ++k) {
       const uint64_t o = off + uint64_t(k) * a.elem_bytes;
-      bool in_range;
-      if (stride == 0 || !in.idxen) in_range = o + a.elem_bytes <= num_records;
-      else in_range = index < num_records;
-      const uint64_t addr = base + soffset + o + uint64_t(stride) * index;
+      const bool in_range = buffer_element_in_range(r, structured, index, o, a.elem_bytes);
+      const uint64_t addr = r.base + soffset + buffer_element_offset(r, index, o);
       op->valid[l * 4 + k] = in_range;
       op->addr[l * 4 + k] = addr;
-      if (in_range) x.check_global(addr, a.elem_bytes, a.store, l);
+      if (in_range) check_memory(x, addr, a.elem_bytes, a.store, l);
     }
   }
   if (a.store) {
@@ -191,11 +208,79 @@ void execute_mubuf(Executor& x) {
   x.issue(op);
 }
 
+namespace {
+
+// scratch_*: each lane's private offset, bounds-checked against the private segment, then
+// placed in the wave's scratch one dword at a time (scratch_lane_offset).
+void execute_scratch(Executor& x) {
+  Wave& w = x.wave();
+  const Instruction& in = x.inst();
+  Access a;
+  if (!describe(in.op, false, &a)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
+  if (a.to_lds && a.dwords > 1) x.fault(fmt::format("{} is not a scratch instruction", in.name));
+  // gfx940+ scratch encoding: bit 13 (the LDS bit of global_*) is SVE, "vaddr is used".
+  const bool sve = in.lds;
+  const bool use_saddr = in.saddr != 0x7F;
+  uint32_t soff = 0;
+  if (use_saddr) {
+    soff = x.sread(in.saddr);
+    if (in.saddr < 128 && w.valu_sgpr_write_clock[in.saddr] &&
+        int64_t(w.clock) - int64_t(w.valu_sgpr_write_clock[in.saddr] - 1) - 1 < 5)
+      x.fault(fmt::format("VMEM hazard: s{} read by a scratch instruction less than 5 wait states after a VALU write",
+                          in.saddr));
+  }
+  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
+                           Counter::kVm);
+  op->dwords = a.dwords;
+  op->elem_bytes = a.elem_bytes;
+  op->sign_extend = a.sign;
+  op->d16 = a.d16;
+  const uint64_t exec = op->exec;
+  const uint32_t* lo = nullptr;
+  if (sve) {
+    x.hazard_check_read_vgpr(in.vaddr, false, true);
+    lo = x.vreg_read(in.vaddr);
+  }
+  const uint32_t bytes = a.dwords * a.elem_bytes;
+  uint8_t* const base = w.scratch.data();
+  for (int l = 0; l < kLanes; ++l) {
+    if (!((exec >> l) & 1)) continue;
+    // 32-bit private address arithmetic; a negative result wraps to a huge offset and fails
+    // the bounds check below.
+    const uint32_t off = (sve ? lo[l] : 0u) + soff + uint32_t(in.offset);
+    if (uint64_t(off) + bytes > w.scratch_lane_bytes)
+      x.fault(fmt::format("lane {} {} {} private bytes at offset 0x{:x}, beyond the kernel's {}-byte private segment",
+                          l, a.store ? "writes" : "reads", bytes, off, w.scratch_lane_bytes));
+    if (off % 4 + a.elem_bytes > 4 || (a.elem_bytes == 4 && off % 4 != 0))
+      x.fault(fmt::format("lane {}: {}-byte scratch access at unaligned private offset 0x{:x} (each dword of a lane "
+                          "lies in a different place of the interleaved scratch)", l, a.elem_bytes, off));
+    w.scratch_used = std::max<uint32_t>(w.scratch_used, off + bytes);
+    for (int k = 0; k < a.dwords; ++k) {
+      op->addr[l * 4 + k] = reinterpret_cast<uint64_t>(base + scratch_lane_offset(uint32_t(l), off + 4 * k));
+      op->valid[l * 4 + k] = 1;
+    }
+  }
+  if (a.store) {
+    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
+    if (a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
+  } else if (a.to_lds) {
+    const uint64_t t = w.salu_m0_write_clock;
+    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
+    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
+  } else {
+    op->dst_reg = in.vdst + (in.vdata_acc ? kAgprBase : 0);
+    mark_destination(x, op, op->dst_reg, a.dwords);
+  }
+  x.issue(op);
+}
+
+}  // namespace
+
 void execute_flat(Executor& x) {
   Wave& w = x.wave();
   const Instruction& in = x.inst();
   Access a;
-  if (in.seg == 1) x.fault("scratch instructions are not modelled (kernels must not use a private segment)");
+  if (in.seg == 1) return execute_scratch(x);
   if (!describe(in.op, false, &a)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
   // global_*: address = (saddr == off ? vaddr (64-bit) : saddr (64-bit) + vaddr (32-bit)) + offset.
   // flat_* is treated as global: any address outside the buffers of the call faults.

@@ -427,6 +427,15 @@ void Executor::init_waves() {
     w.set_exec(active == 64 ? ~0ull : ((1ull << active) - 1));
     w.set_vcc(0);
     w.s[operand::kM0] = 0x7FBADBADu;
+    // Private segment: FLAT_SCRATCH (s102/s103) holds the wave's scratch address, as the SPI sets
+    // it with architected flat scratch; the bytes start as garbage like every other memory.
+    if (kd.enable_private_segment()) {
+      w.scratch_lane_bytes = (kd.private_segment_fixed_size + 3) & ~3u;
+      w.scratch.assign(size_t(w.scratch_lane_bytes) * kLanes, 0xA5);
+      const uint64_t base = reinterpret_cast<uint64_t>(w.scratch.data());
+      w.s[102] = uint32_t(base);
+      w.s[103] = uint32_t(base >> 32);
+    }
 
     // User SGPRs in the order of AMDGPUUsage "Initial Kernel Execution State".
     uint32_t sg = 0;
@@ -437,7 +446,7 @@ void Executor::init_waves() {
     if (kd.user_kernarg_segment_ptr()) put64(ctx_.kernarg_address);
     if (kd.user_dispatch_id()) put64(0);
     if (kd.user_flat_scratch_init()) put64(0);
-    if (kd.user_private_segment_size()) w.s[sg++] = 0;
+    if (kd.user_private_segment_size()) w.s[sg++] = w.scratch_lane_bytes;
     // Preloaded kernel arguments follow (gfx950 kernarg preload).
     for (uint32_t i = 0; i < kd.kernarg_preload_dwords(); ++i) {
       // Checked here, before the SGPR file or host memory past the arguments is touched.
@@ -458,7 +467,8 @@ void Executor::init_waves() {
     for (int d = 0; d < 3; ++d)
       if (kd.enable_workgroup_id(d)) w.s[sg++] = wg_.id[d];
     if (kd.enable_workgroup_info()) w.s[sg++] = 0;
-    if (kd.enable_private_segment()) w.s[sg++] = 0;
+    // ENABLE_PRIVATE_SEGMENT gives no wave-offset SGPR with architected flat scratch (LLVM
+    // SIMachineFunctionInfo: PrivateSegmentWaveByteOffset only without it); FLAT_SCRATCH is set.
 
     // Work-item ids: gfx90a and later pack x, y, z into v0 ([9:0], [19:10], [29:20]).
     if (w.num_vgprs == 0) fault("kernel descriptor allocates no VGPRs");

@@ -106,6 +106,11 @@ struct Wave {
   uint32_t id_in_group = 0;
   Workgroup* wg = nullptr;
   uint64_t instructions = 0, lane_instructions = 0;
+  // Private segment (architected flat scratch, exec_vmem.cpp): this wave's scratch, each
+  // lane's bytes interleaved one dword at a time; FLAT_SCRATCH holds its address.
+  std::vector<uint8_t> scratch;
+  uint32_t scratch_lane_bytes = 0;  // the private segment of one work-item
+  uint32_t scratch_used = 0;        // highest private byte any lane accessed, + 1
 
   // In-flight memory operations, oldest first per queue (SMEM completes in any order).
   std::vector<PendingOp*> vm_queue, lds_queue, smem_set;

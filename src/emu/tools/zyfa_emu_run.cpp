@@ -188,6 +188,9 @@ int main(int argc, char** argv) {
   std::cerr << fmt::format("{} workgroups, {} waves, {} instructions, {} lane-instructions in {:.3f} s ({:.1f} M lane-instr/s)\n",
                            r.stats.workgroups, r.stats.waves, r.stats.instructions, r.stats.lane_instructions,
                            r.stats.seconds, r.stats.lane_instructions / 1e6 / std::max(r.stats.seconds, 1e-9));
+  if (r.stats.scratch_lane_bytes)
+    std::cerr << fmt::format("scratch: {} bytes per work-item ({} per wave), {} of them used\n", r.stats.scratch_lane_bytes,
+                             uint64_t(r.stats.scratch_lane_bytes) * 64, r.stats.scratch_used_bytes);
   for (const auto& w : r.warnings) std::cerr << "warning: " << w.text << "\n";
   if (!r.ok) {
     std::cerr << "FAULT: " << r.error << "\n";
