@@ -62,9 +62,10 @@ std::string private_segment_refusal(const KernelDescriptor& kd) {
   if (kd.private_segment_fixed_size != 0 && !kd.enable_private_segment())
     return fmt::format("PRIVATE_SEGMENT_FIXED_SIZE is {} bytes but ENABLE_PRIVATE_SEGMENT is 0 (no scratch without it)",
                        kd.private_segment_fixed_size);
-  // An emulator limit (64 lanes of it per wave in host memory), not a hardware one.
-  if (kd.private_segment_fixed_size > (1u << 20))
-    return fmt::format("PRIVATE_SEGMENT_FIXED_SIZE is {} bytes, more than the 1 MiB per work-item the emulator allocates",
+  // An emulator limit, not a hardware one: 64 lanes of it per wave live in host memory, for
+  // every wave of every workgroup running at once (2 MiB per wave at the limit).
+  if (kd.private_segment_fixed_size > (32u << 10))
+    return fmt::format("PRIVATE_SEGMENT_FIXED_SIZE is {} bytes, more than the 32 KiB per work-item the emulator allocates",
                        kd.private_segment_fixed_size);
   return {};
 }
