@@ -1,6 +1,7 @@
 // Kernels compiled by clang for gfx950 (tests/emu/hip/compiled_kernels.hip), run to the end
 // and held to an fp64 CPU computation: a private array in scratch, register spills to scratch,
-// and loads through a swizzled buffer resource.
+// a private array read by a called function through the private aperture, and loads through a
+// swizzled buffer resource.
 #include <cmath>
 #include <random>
 
@@ -67,6 +68,25 @@ TEST(EmuCompiled, RegisterSpillsToScratch) {
     for (int i = 0; i < 96; ++i) {
       s += x[(i * 7) % 96] * i;
       m += std::fabs(x[(i * 7) % 96] * i);
+    }
+    expect_close(r.out[t], s, m, t);
+  }
+}
+
+TEST(EmuCompiled, PrivatePointerThroughACall) {
+  TestKernels k("compiled_kernels");
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto in = random_floats(64 * 64, seed);
+  const uint32_t kk = 3 + uint32_t(seed % 11);
+  const auto r = k.run("private_pointer_call", 64, in, {kk}, 64, 1, seed);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t t = 0; t < 64; ++t) {
+    double s = 0, m = 0;
+    for (uint32_t i = 0; i < 64; ++i) {
+      const double term = double(u2f(in[t * 64 + ((i * kk) & 63)])) * (i + 1);
+      s += term;
+      m += std::fabs(term);
     }
     expect_close(r.out[t], s, m, t);
   }

@@ -59,4 +59,10 @@ constexpr uint64_t scratch_lane_offset(uint32_t lane, uint32_t offset) {
   return (uint64_t(offset / 4) * 64 + lane) * 4 + offset % 4;
 }
 
+// Flat apertures (src_shared_base / src_private_base, the high 32 bits of a flat address):
+// the emulator's own values, above every user-space host address, so that no buffer of a call
+// can lie in them. A flat address in the private aperture is a lane's private offset.
+constexpr uint32_t kSharedApertureHi = 0x00010000u;
+constexpr uint32_t kPrivateApertureHi = 0x00020000u;
+
 }  // namespace zyfa::emu

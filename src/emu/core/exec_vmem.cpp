@@ -210,6 +210,24 @@ void execute_mubuf(Executor& x) {
 
 namespace {
 
+// Lane l's access at private offset `off`: bounds-checked against the private segment, then
+// placed in the wave's scratch one dword at a time (scratch_lane_offset).
+void place_private(Executor& x, PendingOp* op, const Access& a, int l, uint32_t off) {
+  Wave& w = x.wave();
+  const uint32_t bytes = a.dwords * a.elem_bytes;
+  if (uint64_t(off) + bytes > w.scratch_lane_bytes)
+    x.fault(fmt::format("lane {} {} {} private bytes at offset 0x{:x}, beyond the kernel's {}-byte private segment", l,
+                        a.store ? "writes" : "reads", bytes, off, w.scratch_lane_bytes));
+  if (off % 4 + a.elem_bytes > 4 || (a.elem_bytes == 4 && off % 4 != 0))
+    x.fault(fmt::format("lane {}: {}-byte scratch access at unaligned private offset 0x{:x} (each dword of a lane "
+                        "lies in a different place of the interleaved scratch)", l, a.elem_bytes, off));
+  w.scratch_used = std::max<uint32_t>(w.scratch_used, off + bytes);
+  for (int k = 0; k < a.dwords; ++k) {
+    op->addr[l * 4 + k] = reinterpret_cast<uint64_t>(w.scratch.data() + scratch_lane_offset(uint32_t(l), off + 4 * k));
+    op->valid[l * 4 + k] = 1;
+  }
+}
+
 // scratch_*: each lane's private offset, bounds-checked against the private segment, then
 // placed in the wave's scratch one dword at a time (scratch_lane_offset).
 void execute_scratch(Executor& x) {
@@ -241,24 +259,11 @@ void execute_scratch(Executor& x) {
     x.hazard_check_read_vgpr(in.vaddr, false, true);
     lo = x.vreg_read(in.vaddr);
   }
-  const uint32_t bytes = a.dwords * a.elem_bytes;
-  uint8_t* const base = w.scratch.data();
   for (int l = 0; l < kLanes; ++l) {
     if (!((exec >> l) & 1)) continue;
     // 32-bit private address arithmetic; a negative result wraps to a huge offset and fails
-    // the bounds check below.
-    const uint32_t off = (sve ? lo[l] : 0u) + soff + uint32_t(in.offset);
-    if (uint64_t(off) + bytes > w.scratch_lane_bytes)
-      x.fault(fmt::format("lane {} {} {} private bytes at offset 0x{:x}, beyond the kernel's {}-byte private segment",
-                          l, a.store ? "writes" : "reads", bytes, off, w.scratch_lane_bytes));
-    if (off % 4 + a.elem_bytes > 4 || (a.elem_bytes == 4 && off % 4 != 0))
-      x.fault(fmt::format("lane {}: {}-byte scratch access at unaligned private offset 0x{:x} (each dword of a lane "
-                          "lies in a different place of the interleaved scratch)", l, a.elem_bytes, off));
-    w.scratch_used = std::max<uint32_t>(w.scratch_used, off + bytes);
-    for (int k = 0; k < a.dwords; ++k) {
-      op->addr[l * 4 + k] = reinterpret_cast<uint64_t>(base + scratch_lane_offset(uint32_t(l), off + 4 * k));
-      op->valid[l * 4 + k] = 1;
-    }
+    // the bounds check.
+    place_private(x, op, a, l, (sve ? lo[l] : 0u) + soff + uint32_t(in.offset));
   }
   if (a.store) {
     capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
@@ -306,6 +311,14 @@ void execute_flat(Executor& x) {
   for (int l = 0; l < kLanes; ++l) {
     if (!((exec >> l) & 1)) continue;
     const uint64_t addr = (use_saddr ? sbase + lo[l] : (uint64_t(lo[l]) | (uint64_t(hi[l]) << 32))) + int64_t(in.offset);
+    // flat_* in the private aperture: the low 32 bits are the lane's private offset.
+    if (in.seg == 0 && (addr >> 32) == kPrivateApertureHi) {
+      if (a.to_lds) x.fault(fmt::format("{} from the private aperture is not modelled", in.name));
+      place_private(x, op, a, l, uint32_t(addr));
+      continue;
+    }
+    if (in.seg == 0 && (addr >> 32) == kSharedApertureHi)
+      x.fault(fmt::format("lane {}: flat access to the LDS aperture (0x{:x}) is not modelled", l, addr));
     for (int k = 0; k < a.dwords; ++k) {
       const uint64_t ak = addr + uint64_t(k) * a.elem_bytes;
       op->addr[l * 4 + k] = ak;

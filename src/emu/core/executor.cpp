@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "emu/core/buffer_address.h"
 #include "emu/isa/isa_ops.h"
 
 namespace zyfa::emu {
@@ -79,6 +80,9 @@ uint32_t Executor::sread(uint16_t code) {
 
 uint64_t Executor::sread64(uint16_t code, bool f64) {
   if (code < 128) return uint64_t(sread(code)) | (uint64_t(sread(code + 1)) << 32);
+  // src_shared_base / src_private_base: the flat aperture bases (buffer_address.h).
+  if (code == 235) return uint64_t(kSharedApertureHi) << 32;
+  if (code == 237) return uint64_t(kPrivateApertureHi) << 32;
   if (code <= 208) return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(sread(code))));
   if (code >= 240 && code <= 248) {
     static const uint64_t f64_consts[] = {0x3FE0000000000000ull, 0xBFE0000000000000ull, 0x3FF0000000000000ull,

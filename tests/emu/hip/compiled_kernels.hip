@@ -1,7 +1,7 @@
 // Kernels as an outside author compiles them (clang, -O3, gfx950), for the emulator to run
 // (test_emu_compiled.cpp): a private array the compiler keeps in scratch, register spills to
-// scratch, and loads through a swizzled buffer resource. Arguments follow the test harness:
-// out, in, then values.
+// scratch, a private pointer passed to a call, and loads through a swizzled buffer resource.
+// Arguments follow the test harness: out, in, then values.
 #include <hip/hip_runtime.h>
 
 // Dynamically indexed private array: the compiler places it in scratch (scratch_load with a
@@ -37,4 +37,18 @@ extern "C" __global__ void swizzled_load(float* out, const float* in) {
       __builtin_amdgcn_make_buffer_rsrc(const_cast<float*>(in), short(0x8000 | 16), 4096, 0x00020000 | (1 << 21));
   const int t = threadIdx.x;
   reinterpret_cast<unsigned*>(out)[t] = __builtin_amdgcn_raw_buffer_load_b32(r, t * 4 + 4, 8, 8);  // the bits
+}
+
+// A private array whose address a called function takes: the callee reads it with flat
+// loads through the private aperture (src_private_base), on a stack in scratch.
+__attribute__((noinline)) __device__ float weighted_sum(const float* arr, int n, int k) {
+  float s = 0;
+  for (int i = 0; i < n; ++i) s += arr[(i * k) & 63] * float(i + 1);
+  return s;
+}
+extern "C" __global__ void private_pointer_call(float* out, const float* in, int k) {
+  float arr[64];
+  const int t = threadIdx.x;
+  for (int i = 0; i < 64; ++i) arr[i] = in[t * 64 + i];
+  out[t] = weighted_sum(arr, 64, k);
 }
