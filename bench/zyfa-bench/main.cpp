@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench_inputs.h"
+#include "quantize_bench.h"
 #include "sampled_error.h"
 #include "zyfa/version.h"
 #include "zyfa/zyfa.h"
@@ -59,6 +60,7 @@ struct Options {
   bool cudnn = true;
   bool check = false;
   std::string json;
+  std::string op = "fwd";  // fwd | quantize
 };
 
 [[noreturn]] void usage(const char* msg) {
@@ -66,7 +68,8 @@ struct Options {
                "%s\nusage: zyfa-bench [--backend cuda|cpu|emu|hip] [--dtype bf16,fp8] [--d 128,192]\n"
                "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
                "  [--runs N] [--idle SECONDS] [--inputs gaussian|realistic] [--input-std X] [--no-cudnn]\n"
-               "  [--check] [--json FILE]\n"
+               "  [--check] [--json FILE] [--op fwd|quantize]\n"
+               "--op quantize: zyfa_fp8_quantize BF16 -> FP8 (plain, rotated, static descale) vs a copy\n"
                "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row)\n",
                msg);
   std::exit(2);
@@ -129,6 +132,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--no-cudnn") o.cudnn = false;
     else if (a == "--check") o.check = true;
     else if (a == "--json") o.json = next();
+    else if (a == "--op") o.op = next();
     else if (a == "--help" || a == "-h") usage("");
     else usage(("unknown flag " + a).c_str());
   }
@@ -695,6 +699,22 @@ int main_impl(int argc, char** argv) {
               o.inputs == InputKind::GAUSSIAN
                   ? fmt::format("Gaussian inputs std {:g}", static_cast<double>(o.input_std)).c_str()
                   : "realistic inputs (per-channel means, outlier channels, RoPE, sink)");
+  if (o.op == "quantize") {
+    QuantizeBenchOptions qo;
+    qo.seqlens = o.seqlens;
+    qo.dims = o.dqk;
+    qo.batch = o.batch;
+    qo.heads = o.heads > 0 ? o.heads : 32;
+    qo.warmup = std::min(o.warmup, 50);
+    qo.iters = o.iters;
+#if ZYFA_HAVE_CUDA
+    qo.stream = stream;
+#endif
+    const bool ok = bench_quantize(h, backend, qo);
+    zyfa_destroy(h);
+    return ok ? 0 : 1;
+  }
+  if (o.op != "fwd") usage(("--op must be fwd or quantize, not " + o.op).c_str());
   std::vector<Result> results;
   bool all_ok = true;
   for (const Config& c : configs(o)) {

@@ -109,14 +109,41 @@ typedef struct zyfa_fwd_desc_t {
  */
 #define ZYFA_FWD_DESC_INIT zyfa_fwd_desc_default()
 
-/** @brief FP8 quantization descriptor; initialize with ::ZYFA_QUANTIZE_DESC_INIT. */
+/**
+ * @brief An orthogonal matrix R applied by zyfa_fp8_quantize() to the last dimension before
+ * rounding: each row x becomes x·R. Rotating q and k by the same R keeps (qR)(kR)ᵀ = qkᵀ while
+ * spreading outlier channels over all channels. Exact definitions: docs/api.md, "Rotation".
+ */
+typedef enum zyfa_rotation_t {
+  ZYFA_ROTATION_NONE = 0,            /**< No rotation. */
+  ZYFA_ROTATION_HADAMARD = 1,        /**< diag(s)·H_d/√d, Sylvester H_d, d a power of two (32 to 256). */
+  ZYFA_ROTATION_DCT3_HADAMARD64 = 2  /**< d = 192: diag(s)·(C3ᵀ ⊗ H_64)/8, C3 the orthonormal 3-point DCT-II. */
+} zyfa_rotation_t;
+
+/**
+ * @brief FP8 quantization descriptor; initialize with ::ZYFA_QUANTIZE_DESC_INIT.
+ * The fields from rotation on were appended later: a caller compiled against the older header
+ * passes the older struct_size and gets their defaults (no rotation, no smoothing, computed
+ * descale).
+ */
 typedef struct zyfa_quantize_desc_t {
   uint32_t struct_size;  /**< sizeof(zyfa_quantize_desc_t). */
   zyfa_tensor_t src;     /**< BF16 or FP32, any 4-D shape, last stride 1. */
   zyfa_tensor_t dst;     /**< FP8 e4m3, same shape as src, must not overlap it. */
-  float* descale;        /**< One float32 in the backend's memory: receives the power-of-two descale. */
+  float* descale;        /**< One float32 in the backend's memory: receives the descale used. */
   void* stream;          /**< As in ::zyfa_fwd_desc_t. */
   zyfa_backend_t backend;
+  zyfa_rotation_t rotation; /**< Rotation of the last dimension (default none). */
+  uint64_t rotation_seed;   /**< Seed of R's random signs: same seed, same R on every backend. */
+  /** Optional (heads, head_dim) contiguous float32 in the backend's memory, subtracted from
+   *  every row of head h before rotating (K smoothing). NULL: none. */
+  const float* smooth_mean;
+  /** 0: the descale is computed from the data (power of two, no saturation). Otherwise a
+   *  positive normal float used as is: no amax pass, values saturate to ±448. */
+  float static_descale;
+  /** Optional uint32 in the backend's memory: receives how many values saturated (0 unless
+   *  static_descale is set). NULL: not counted. */
+  uint32_t* saturated;
 } zyfa_quantize_desc_t;
 
 /** @brief Initializer for an automatic ::zyfa_quantize_desc_t (struct_size set, rest zero). */
@@ -276,11 +303,24 @@ ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* des
 ZYFA_API zyfa_status_t zyfa_fwd_prepare(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
 
 /**
- * @brief Quantize src to FP8 e4m3 with one power-of-two descale: descale = 2^ceil(log2(amax/448))
- * (1 when amax is 0), dst = RNE(src / descale). The descale is written to device memory by the
- * device, so the host never waits. Non-finite inputs give a NaN descale.
+ * @brief Quantize src to FP8 e4m3 with one descale per tensor. Without options: descale =
+ * 2^ceil(log2(amax/448)) (1 when amax is 0), dst = RNE(src / descale). With smooth_mean or a
+ * rotation, each row is first transformed in float32 (y = (x − mean)·R, a fixed order of
+ * operations, docs/api.md) and y is quantized instead; with static_descale, dst =
+ * RNE(y · fp32(1/static_descale)) saturated to ±448. The descale is written to device memory
+ * by the device, so the host never waits. Non-finite inputs give a NaN descale (computed) or
+ * NaN codes (static).
  */
 ZYFA_API zyfa_status_t zyfa_fp8_quantize(zyfa_handle_t handle, const zyfa_quantize_desc_t* desc);
+
+/**
+ * @brief The matrix R that zyfa_fp8_quantize() applies for (rotation, head_dim, seed), exact
+ * values rounded once to float32: out[i * head_dim + j] = R[i][j], and a row x becomes x·R.
+ * Host memory; no handle or device needed. INVALID_ARGUMENT for ::ZYFA_ROTATION_NONE, a
+ * head_dim the rotation does not take, or a NULL out.
+ */
+ZYFA_API zyfa_status_t zyfa_rotation_matrix(zyfa_rotation_t rotation, int64_t head_dim, uint64_t seed,
+                                            float* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "zyfa/zyfa.h"
 
@@ -53,6 +54,16 @@ inline void check(zyfa_status_t status) {
 /** @brief Captures status and message without throwing. */
 inline Status capture(zyfa_status_t status) {
   return Status{status, status == ZYFA_STATUS_SUCCESS ? std::string() : std::string(zyfa_last_error())};
+}
+
+/**
+ * @brief zyfa_rotation_matrix(): R of (rotation, head_dim, seed) as head_dim * head_dim floats,
+ * row-major; throws zyfa::Error on bad arguments.
+ */
+inline std::vector<float> rotation_matrix(zyfa_rotation_t rotation, int64_t head_dim, uint64_t seed) {
+  std::vector<float> r(head_dim > 0 && head_dim <= 4096 ? static_cast<size_t>(head_dim * head_dim) : 1);
+  check(zyfa_rotation_matrix(rotation, head_dim, seed, r.data()));
+  return r;
 }
 
 /** @brief Owning wrapper of zyfa_handle_t; movable, not copyable. Thread-safe like the handle. */

@@ -5,6 +5,7 @@
 
 #include "host/error.h"
 #include "host/handle.h"
+#include "host/rotation_matrix.h"
 #include "host/validate.h"
 
 namespace zyfa {
@@ -167,6 +168,11 @@ ZYFA_API zyfa_status_t zyfa_fp8_quantize(zyfa_handle_t handle, const zyfa_quanti
     status = pick_backend(handle, desc->backend, &problem.backend);
     return status != ZYFA_STATUS_SUCCESS ? status : handle->backend(problem.backend).fp8_quantize(problem);
   });
+}
+
+ZYFA_API zyfa_status_t zyfa_rotation_matrix(zyfa_rotation_t rotation, int64_t head_dim, uint64_t seed,
+                                            float* out) {
+  return guarded([&] { return zyfa::rotation_matrix(rotation, head_dim, seed, out); });
 }
 
 }  // extern "C"

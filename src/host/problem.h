@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/rotation/fp8_rotation.h"
 #include "zyfa/zyfa.h"
 
 namespace zyfa {
@@ -46,6 +47,17 @@ struct QuantizeProblem {
   View src, dst;
   float* descale = nullptr;
   void* stream = nullptr;
+  // The row transform (kernels/rotation/fp8_rotation.h); kind kNone when no rotation.
+  rotation::Params rotation{};
+  const float* smooth_mean = nullptr;  // (heads, head_dim) contiguous, or null
+  float static_descale = 0.0f;         // 0: computed from the data
+  float static_inv = 0.0f;             // fp32(1 / static_descale), rounded once on the host
+  uint32_t* saturated = nullptr;       // or null
+  // Any option set: the float32 row path instead of the plain convert.
+  bool transformed() const {
+    return rotation.kind != rotation::kNone || smooth_mean != nullptr || static_descale != 0.0f ||
+           saturated != nullptr;
+  }
 };
 
 }  // namespace zyfa

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -297,22 +298,101 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
   return ZYFA_STATUS_SUCCESS;
 }
 
-static zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc) {
+// The descriptor before rotation and the fields after it were appended: its fields end where
+// rotation begins (rotation fills what was tail padding), its size was 192 bytes.
+constexpr uint32_t kQuantizeDescV1Size = 192;
+constexpr size_t kQuantizeDescV1Fields = offsetof(zyfa_quantize_desc_t, rotation);
+static_assert(kQuantizeDescV1Fields <= kQuantizeDescV1Size && kQuantizeDescV1Size < sizeof(zyfa_quantize_desc_t),
+              "zyfa_quantize_desc_t: the fields of the first version must keep their layout");
+
+// Copies the caller's descriptor into a current one: an older caller's fields over the defaults.
+static zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc, zyfa_quantize_desc_t* full) {
   if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
-  if (desc->struct_size != sizeof(zyfa_quantize_desc_t))
+  if (desc->struct_size != sizeof(zyfa_quantize_desc_t) && desc->struct_size != kQuantizeDescV1Size)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
-                "desc->struct_size = {}: unknown descriptor version (this library expects {}; "
+                "desc->struct_size = {}: unknown descriptor version (this library expects {} or {}; "
                 "initialize with ZYFA_QUANTIZE_DESC_INIT)",
-                desc->struct_size, sizeof(zyfa_quantize_desc_t));
-  if (!known_backend(desc->backend))
+                desc->struct_size, sizeof(zyfa_quantize_desc_t), kQuantizeDescV1Size);
+  *full = zyfa_quantize_desc_default();
+  if (desc->struct_size == kQuantizeDescV1Size) {
+    std::memcpy(static_cast<void*>(full), desc, kQuantizeDescV1Fields);  // bytes an old caller owns
+    full->struct_size = sizeof(zyfa_quantize_desc_t);
+  } else {
+    *full = *desc;
+  }
+  if (!known_backend(full->backend))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->backend = {}: not a zyfa_backend_t value",
-                static_cast<int>(desc->backend));
+                static_cast<int>(full->backend));
+  return ZYFA_STATUS_SUCCESS;
+}
+
+// The options appended to the descriptor: rotation, smoothing mean, static descale, counter.
+static zyfa_status_t check_quantize_options(const zyfa_quantize_desc_t& d, Span sd, Span ss, Span sdesc,
+                                            QuantizeProblem* p) {
+  const int64_t hd = d.src.shape[3];
+  switch (d.rotation) {
+    case ZYFA_ROTATION_NONE:
+      break;
+    case ZYFA_ROTATION_HADAMARD:
+      if ((hd & (hd - 1)) != 0)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                    "src.shape[3] = {}: ZYFA_ROTATION_HADAMARD needs a power-of-two head_dim", hd);
+      if (hd < 32 || hd > rotation::kMaxDim)
+        return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                    "src.shape[3] = {}: ZYFA_ROTATION_HADAMARD is implemented for head_dim 32 to {}", hd,
+                    rotation::kMaxDim);
+      break;
+    case ZYFA_ROTATION_DCT3_HADAMARD64:
+      if (hd != 192)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                    "src.shape[3] = {}: ZYFA_ROTATION_DCT3_HADAMARD64 needs head_dim 192", hd);
+      break;
+    default:
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->rotation = {}: not a zyfa_rotation_t value",
+                  static_cast<int>(d.rotation));
+  }
+  if (d.static_descale != 0.0f && !(std::isnormal(d.static_descale) && d.static_descale > 0.0f))
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                "desc->static_descale = {}: must be a positive normal float (or 0 for a computed descale)",
+                d.static_descale);
+  if (d.smooth_mean != nullptr) {
+    if (reinterpret_cast<uintptr_t>(d.smooth_mean) % alignof(float) != 0)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->smooth_mean = {}: not 4-byte aligned",
+                  static_cast<const void*>(d.smooth_mean));
+    const auto ml = reinterpret_cast<uintptr_t>(d.smooth_mean);
+    const Span sm{ml, ml + static_cast<uintptr_t>(d.src.shape[2] * hd) * sizeof(float)};
+    if (overlaps(sm, sd) || overlaps(sm, sdesc))
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->smooth_mean = {}: overlaps dst or descale",
+                  static_cast<const void*>(d.smooth_mean));
+  }
+  if (d.saturated != nullptr) {
+    if (reinterpret_cast<uintptr_t>(d.saturated) % alignof(uint32_t) != 0)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->saturated = {}: not 4-byte aligned",
+                  static_cast<void*>(d.saturated));
+    const auto cl = reinterpret_cast<uintptr_t>(d.saturated);
+    const Span sc{cl, cl + sizeof(uint32_t)};
+    if (overlaps(sc, sd) || overlaps(sc, ss) || overlaps(sc, sdesc))
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->saturated = {}: overlaps src, dst or descale",
+                  static_cast<void*>(d.saturated));
+    if (d.smooth_mean != nullptr) {
+      const auto ml = reinterpret_cast<uintptr_t>(d.smooth_mean);
+      if (overlaps(sc, Span{ml, ml + static_cast<uintptr_t>(d.src.shape[2] * hd) * sizeof(float)}))
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->saturated = {}: overlaps smooth_mean",
+                    static_cast<void*>(d.saturated));
+    }
+  }
+  p->rotation = rotation::make_params(static_cast<int>(d.rotation), static_cast<int>(hd), d.rotation_seed);
+  p->smooth_mean = d.smooth_mean;
+  p->static_descale = d.static_descale;
+  p->static_inv = d.static_descale != 0.0f ? 1.0f / d.static_descale : 0.0f;
+  p->saturated = d.saturated;
   return ZYFA_STATUS_SUCCESS;
 }
 
 zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProblem* p) {
-  ZYFA_TRY(validate_quantize_header(desc));
-  const zyfa_quantize_desc_t& d = *desc;
+  zyfa_quantize_desc_t full;
+  ZYFA_TRY(validate_quantize_header(desc, &full));
+  const zyfa_quantize_desc_t& d = full;
   ZYFA_TRY(check_tensor("src", d.src, kNeverEmpty));
   ZYFA_TRY(check_tensor("dst", d.dst, kNeverEmpty));
   if (d.src.dtype != ZYFA_DTYPE_BF16 && d.src.dtype != ZYFA_DTYPE_FP32)
@@ -339,6 +419,7 @@ zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProble
   if (overlaps(sdesc, sd) || overlaps(sdesc, ss))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->descale = {}: overlaps src or dst",
                 static_cast<void*>(d.descale));
+  ZYFA_TRY(check_quantize_options(d, sd, ss, sdesc, p));
 
   p->src_dtype = d.src.dtype;
   std::memcpy(p->shape, d.src.shape, sizeof p->shape);

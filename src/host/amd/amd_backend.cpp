@@ -2,6 +2,7 @@
 // per (device, shape), launches through an AmdDevice.
 #include "host/amd/amd_backend.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -59,6 +60,7 @@ class AmdBackend final : public Backend {
 
   zyfa_status_t fp8_quantize(const QuantizeProblem& p) override {
     if (zyfa_status_t s = device_->available(); s != ZYFA_STATUS_SUCCESS) return s;
+    if (p.transformed()) return fp8_quantize_rotated(p);
     // Held until the last launch is issued: on a stream shared by threads, another call's amax
     // must not land between this call's amax and convert.
     std::unique_lock<std::mutex> partials_lock;
@@ -105,6 +107,49 @@ class AmdBackend final : public Backend {
       if (zyfa_status_t s = device_->launch(cfg); s != ZYFA_STATUS_SUCCESS) return s;
     }
     return ZYFA_STATUS_SUCCESS;
+  }
+
+  // The options' kernels (quantize_launch.h), in order on the call's stream; the scratch stays
+  // locked until the last one is issued, as for the plain quantize.
+  zyfa_status_t fp8_quantize_rotated(const QuantizeProblem& p) {
+    std::unique_lock<std::mutex> scratch_lock;
+    void* scratch = nullptr;
+    if (zyfa_status_t s = partials_for(p.stream, &scratch, &scratch_lock); s != ZYFA_STATUS_SUCCESS) return s;
+    RotatePlan plan;
+    if (zyfa_status_t s = plan_rotate_quantize(p, scratch, name_, &plan); s != ZYFA_STATUS_SUCCESS) return s;
+    const size_t scratch_bytes = kRotScratchWords * sizeof(uint32_t);
+    const size_t half = scratch_bytes / 2;
+    auto launch = [&](const char* kernel, uint32_t grid, std::vector<MemRange> buffers) -> zyfa_status_t {
+      const CodeObject* co = nullptr;
+      if (zyfa_status_t s = kernel_code_object(kernel, sizeof(plan.args), &co); s != ZYFA_STATUS_SUCCESS) return s;
+      LaunchConfig cfg{};
+      cfg.code_object = co;
+      cfg.kernel = kernel;
+      cfg.grid[0] = grid;
+      cfg.grid[1] = cfg.grid[2] = 1;
+      cfg.block[0] = kernels::kRotThreads;
+      cfg.block[1] = cfg.block[2] = 1;
+      cfg.kernarg = &plan.args;
+      cfg.kernarg_size = sizeof(plan.args);
+      cfg.stream = p.stream;
+      cfg.buffers = std::move(buffers);
+      if (plan.mean_bytes) cfg.buffers.push_back({p.smooth_mean, plan.mean_bytes, false});
+      return device_->launch(cfg);
+    };
+    char* counts = static_cast<char*>(scratch) + half;
+    if (plan.amax_kernel) {
+      const zyfa_status_t s = launch(plan.amax_kernel, kernels::kRotWorkgroups,
+                                     {{p.src.data, plan.src_bytes, false}, {scratch, half, true}});
+      if (s != ZYFA_STATUS_SUCCESS) return s;
+    }
+    const zyfa_status_t s = launch(plan.convert_kernel, kernels::kRotWorkgroups,
+                                   {{p.src.data, plan.src_bytes, false},
+                                    {p.dst.data, plan.dst_bytes, true},
+                                    {scratch, half, false},
+                                    {counts, half, true},
+                                    {p.descale, sizeof(float), true}});
+    if (s != ZYFA_STATUS_SUCCESS || !plan.count_kernel) return s;
+    return launch(plan.count_kernel, 1, {{counts, half, false}, {p.saturated, sizeof(uint32_t), true}});
   }
 
  private:
@@ -163,7 +208,9 @@ class AmdBackend final : public Backend {
     }
     std::unique_lock<std::mutex> lock(entry->mu);
     if (!entry->buffer) {
-      if (zyfa_status_t s = device_->alloc(kernels::kAmaxWorkgroups * sizeof(uint32_t), &entry->buffer);
+      // Room for the plain quantize's partials and for those of the options' kernels.
+      constexpr size_t kWords = std::max<size_t>(kernels::kAmaxWorkgroups, kRotScratchWords);
+      if (zyfa_status_t s = device_->alloc(kWords * sizeof(uint32_t), &entry->buffer);
           s != ZYFA_STATUS_SUCCESS)
         return s;
     }

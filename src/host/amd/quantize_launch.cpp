@@ -91,4 +91,56 @@ zyfa_status_t plan_quantize(const QuantizeProblem& p, void* partials, const char
   return ZYFA_STATUS_SUCCESS;
 }
 
+zyfa_status_t plan_rotate_quantize(const QuantizeProblem& p, void* scratch, const char* backend, RotatePlan* out) {
+  const int64_t eb = p.src_dtype == ZYFA_DTYPE_FP32 ? 4 : 2;
+  const int64_t rows = p.shape[0] * p.shape[1] * p.shape[2];
+  if (rows * p.shape[3] >= (int64_t{1} << 31))
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: src has {} elements; the gfx950 quantize kernels take fewer than 2^31",
+                backend, rows * p.shape[3]);
+  if (p.shape[3] > kernels::kRotTileElems)
+    return fail(ZYFA_STATUS_NOT_SUPPORTED, "src.shape[3] = {}: the gfx950 quantize kernels with options take head_dim <= {}",
+                p.shape[3], kernels::kRotTileElems);
+  RotatePlan plan{};
+  const bool f32 = eb == 4;
+  plan.amax_kernel = p.static_descale != 0.0f ? nullptr : (f32 ? "fp8_rot_amax_f32" : "fp8_rot_amax_bf16");
+  plan.convert_kernel = f32 ? "fp8_rot_convert_f32" : "fp8_rot_convert_bf16";
+  plan.count_kernel = p.saturated != nullptr ? "fp8_rot_count" : nullptr;
+  kernels::Fp8RotateArgs& a = plan.args;
+  a.src = address(p.src.data);
+  a.dst = address(p.dst.data);
+  a.partials = address(scratch);
+  a.counts = address(scratch) + kernels::kRotWorkgroups * sizeof(uint32_t);
+  a.descale = address(p.descale);
+  a.saturated = address(p.saturated);
+  a.mean = address(p.smooth_mean);
+  for (int i = 0; i < 3; ++i) {
+    a.src_stride[i] = p.src.stride[i];
+    a.dst_stride[i] = p.dst.stride[i];
+  }
+  a.rows = static_cast<uint32_t>(rows);
+  a.head_dim = static_cast<uint32_t>(p.shape[3]);
+  a.heads = static_cast<uint32_t>(p.shape[2]);
+  a.seqlen = static_cast<uint32_t>(p.shape[1]);
+  // Whole rows per tile; a tile of 2^k-value blocks keeps every butterfly inside its row.
+  a.rows_per_tile = static_cast<uint32_t>(kernels::kRotTileElems / p.shape[3]);
+  a.tiles = static_cast<uint32_t>((rows + a.rows_per_tile - 1) / a.rows_per_tile);
+  a.div_heads = kernels::make_fast_div(a.heads);
+  a.div_seqlen = kernels::make_fast_div(a.seqlen);
+  a.div_head_dim = kernels::make_fast_div(a.head_dim);
+  a.static_descale = p.static_descale;
+  a.static_inv = p.static_inv;
+  a.rot = p.rotation;
+
+  int64_t src_last = 0, dst_last = 0;
+  for (int i = 0; i < 4; ++i) {
+    src_last += (p.shape[i] - 1) * p.src.stride[i];
+    dst_last += (p.shape[i] - 1) * p.dst.stride[i];
+  }
+  plan.src_bytes = static_cast<size_t>((src_last + 1) * eb);
+  plan.dst_bytes = static_cast<size_t>(dst_last + 1);
+  plan.mean_bytes = p.smooth_mean ? static_cast<size_t>(p.shape[2] * p.shape[3]) * sizeof(float) : 0;
+  *out = plan;
+  return ZYFA_STATUS_SUCCESS;
+}
+
 }  // namespace zyfa::amd

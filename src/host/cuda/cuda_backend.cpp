@@ -18,6 +18,7 @@
 #include "host/error.h"
 #include "host/handle.h"
 #include "host/job_table.h"
+#include "kernels/cuda/fp8_rotate.h"
 #include "kernels/cuda/fwd_launch.h"
 
 namespace zyfa {
@@ -172,6 +173,7 @@ class CudaBackend final : public Backend {
     int device = 0;
     const DeviceInfo* info = nullptr;
     ZYFA_CUDA_TRY(check_device(&device, &info));
+    if (p.transformed()) return fp8_quantize_rotated(p, *info);
     cuda::QuantizeKernelArgs a{};
     a.src = p.src.data;
     a.dst = static_cast<uint8_t*>(p.dst.data);
@@ -184,6 +186,35 @@ class CudaBackend final : public Backend {
     a.src_is_fp32 = p.src_dtype == ZYFA_DTYPE_FP32 ? 1 : 0;
     const cudaError_t err = cuda::launch_fp8_quantize(a, static_cast<cudaStream_t>(p.stream));
     if (err != cudaSuccess) return cuda_fail(err, "fp8 quantize launch");
+    return ZYFA_STATUS_SUCCESS;
+  }
+
+  // The options' kernels (kernels/cuda/fp8_rotate.h). Rows are read and written in whole
+  // chunks when every row start allows it.
+  zyfa_status_t fp8_quantize_rotated(const QuantizeProblem& p, const DeviceInfo& info) {
+    cuda::RotateQuantizeArgs a{};
+    a.src = p.src.data;
+    a.dst = static_cast<uint8_t*>(p.dst.data);
+    a.descale = p.descale;
+    a.saturated = p.saturated;
+    a.mean = p.smooth_mean;
+    for (int i = 0; i < 4; ++i) a.shape[i] = p.shape[i];
+    for (int i = 0; i < 3; ++i) {
+      a.src_stride[i] = p.src.stride[i];
+      a.dst_stride[i] = p.dst.stride[i];
+    }
+    const int eb = p.src_dtype == ZYFA_DTYPE_FP32 ? 4 : 2;
+    a.src_is_fp32 = eb == 4;
+    const int64_t sa = cuda::rotate_chunk_align_src(p.shape[3], eb, p.rotation.kind);
+    const int64_t da = cuda::rotate_chunk_align_dst(p.shape[3], p.rotation.kind);
+    bool vec = reinterpret_cast<uintptr_t>(p.src.data) % sa == 0 && reinterpret_cast<uintptr_t>(p.dst.data) % da == 0;
+    for (int i = 0; i < 3; ++i) vec = vec && (p.src.stride[i] * eb) % sa == 0 && p.dst.stride[i] % da == 0;
+    a.vector_io = vec ? 1 : 0;
+    a.static_descale = p.static_descale;
+    a.static_inv = p.static_inv;
+    a.rot = p.rotation;
+    const cudaError_t err = cuda::launch_fp8_rotate_quantize(a, info.sm_count, static_cast<cudaStream_t>(p.stream));
+    if (err != cudaSuccess) return cuda_fail(err, "fp8 quantize (options) launch");
     return ZYFA_STATUS_SUCCESS;
   }
 

@@ -1,0 +1,69 @@
+// zyfa_fp8_quantize's options on the gfx950 kernels (fp8_rotate.hip) run by the emulator: every
+// case against the fp64 rotation, and codes, descale and counter bitwise equal to the cpu
+// backend (the arithmetic rule of docs/api.md, "Quantize options"), under two interleavings.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "support/rotation_quantize.h"
+#include "support/zyfa_test_support.h"
+
+namespace zyfa::test {
+namespace {
+
+RotCase make(zyfa_dtype_t dt, int64_t d, zyfa_rotation_t rot, bool smooth, bool stat, bool count, bool peaked) {
+  RotCase c;
+  c.dtype = dt;
+  c.head_dim = d;
+  c.rotation = rot;
+  c.smooth = smooth;
+  c.static_scale = stat;
+  c.count = count;
+  c.peaked = peaked;
+  c.batch = 1;
+  c.seqlen = 7;  // 14 rows: a partial last tile for every head_dim
+  c.heads = 2;
+  return c;
+}
+
+const RotCase kCases[] = {
+    make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, false, true, true),
+    make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, true, true, true, true),
+    make(ZYFA_DTYPE_FP32, 192, ZYFA_ROTATION_DCT3_HADAMARD64, true, true, true, true),
+    make(ZYFA_DTYPE_BF16, 192, ZYFA_ROTATION_DCT3_HADAMARD64, false, false, false, false),
+    make(ZYFA_DTYPE_BF16, 64, ZYFA_ROTATION_HADAMARD, true, false, false, false),
+    make(ZYFA_DTYPE_BF16, 32, ZYFA_ROTATION_HADAMARD, false, true, true, true),
+    make(ZYFA_DTYPE_FP32, 256, ZYFA_ROTATION_HADAMARD, false, false, false, true),
+    make(ZYFA_DTYPE_BF16, 100, ZYFA_ROTATION_NONE, true, true, true, true),
+};
+
+class EmuRotQuantize : public ::testing::TestWithParam<RotCase> {};
+
+TEST_P(EmuRotQuantize, MatchesFp64AndCpuBitwise) {
+  RotCase c = GetParam();
+  c.seed = seed_for("emu_" + c.name());
+  std::printf("%s seed %llu\n", c.name().c_str(), (unsigned long long)c.seed);
+  const RotInputs in = make_rot_inputs(c);
+  const RotResult cpu = run_rot_quantize(ZYFA_BACKEND_CPU, c, in, host_memory());
+  ASSERT_EQ(check_rot_result(c, in, cpu), "");
+  for (const char* interleave : {"1", "77"}) {
+    setenv("ZYFA_EMU_SEED", interleave, 1);
+    const RotResult emu = run_rot_quantize(ZYFA_BACKEND_EMU, c, in, host_memory());
+    EXPECT_EQ(check_rot_result(c, in, emu), "") << "interleaving " << interleave;
+    EXPECT_EQ(emu.descale, cpu.descale);
+    EXPECT_EQ(emu.saturated, cpu.saturated);
+    size_t differ = 0, first = 0;
+    for (size_t i = 0; i < cpu.codes.size(); ++i)
+      if (emu.codes[i] != cpu.codes[i] && differ++ == 0) first = i;
+    EXPECT_EQ(differ, 0u) << "codes differ from the cpu backend, first at " << first;
+  }
+  unsetenv("ZYFA_EMU_SEED");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, EmuRotQuantize, ::testing::ValuesIn(kCases),
+                         [](const auto& i) { return i.param.name(); });
+
+}  // namespace
+}  // namespace zyfa::test
