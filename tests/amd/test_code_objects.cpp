@@ -9,6 +9,7 @@
 #include "attn_fwd_args.h"
 #include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "fp8_quantize_args.h"
+#include "fp8_rotate_args.h"
 #include "host/amd/code_objects.h"
 
 namespace zyfa::amd {
@@ -52,6 +53,9 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
       {"attn_fwd_fp8_d128_hip", sizeof(kernels::AttnFwdArgs)},
       {"fp8_amax_bf16", sizeof(kernels::Fp8AmaxArgs)},      {"fp8_amax_f32", sizeof(kernels::Fp8AmaxArgs)},
       {"fp8_convert_bf16", sizeof(kernels::Fp8ConvertArgs)}, {"fp8_convert_f32", sizeof(kernels::Fp8ConvertArgs)},
+      {"fp8_rot_amax_bf16", sizeof(kernels::Fp8RotateArgs)}, {"fp8_rot_amax_f32", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_convert_bf16", sizeof(kernels::Fp8RotateArgs)}, {"fp8_rot_convert_f32", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_count", sizeof(kernels::Fp8RotateArgs)},
   };
   for (const auto& e : expected) {
     SCOPED_TRACE(e.kernel);
