@@ -56,6 +56,23 @@ INSTANTIATE_TEST_SUITE_P(Options, CpuRotQuantize,
                                             ::testing::Bool()),
                          [](const auto& i) { return case_of(i.param).name(); });
 
+// Rows that are not contiguous with each other: (b, h, s, d) source and destination.
+TEST(CpuRotQuantize, BhsdLayout) {
+  for (zyfa_rotation_t rot : {ZYFA_ROTATION_HADAMARD, ZYFA_ROTATION_DCT3_HADAMARD64}) {
+    RotCase c;
+    c.rotation = rot;
+    c.head_dim = rot == ZYFA_ROTATION_HADAMARD ? 64 : 192;
+    c.batch = 2;
+    c.smooth = c.static_scale = c.count = true;
+    c.bhsd = true;
+    c.seed = seed_for(c.name());
+    std::printf("%s seed %llu\n", c.name().c_str(), (unsigned long long)c.seed);
+    const RotInputs in = make_rot_inputs(c);
+    const RotResult r = run_rot_quantize(ZYFA_BACKEND_CPU, c, in, host_memory());
+    EXPECT_EQ(check_rot_result(c, in, r), "");
+  }
+}
+
 // The check can fail: codes of another R (seed), no R, or a lost smoothing mean are rejected.
 TEST(CpuRotQuantize, CheckRejectsAnotherTransform) {
   RotCase c;

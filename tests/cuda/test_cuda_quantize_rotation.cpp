@@ -55,6 +55,8 @@ const RotCase kCases[] = {
     make(ZYFA_DTYPE_BF16, 256, ZYFA_ROTATION_HADAMARD, true, true, true, true, 37),
     make(ZYFA_DTYPE_BF16, 100, ZYFA_ROTATION_NONE, true, true, true, true, 37),
     make(ZYFA_DTYPE_FP32, 128, ZYFA_ROTATION_NONE, true, false, true, false, 37),
+    make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, true, true, true, true, 37).as_bhsd(),
+    make(ZYFA_DTYPE_FP32, 192, ZYFA_ROTATION_DCT3_HADAMARD64, false, false, true, true, 37).as_bhsd(),
 };
 
 class CudaRotQuantize : public ::testing::TestWithParam<RotCase> {};

@@ -37,6 +37,8 @@ const RotCase kCases[] = {
     make(ZYFA_DTYPE_BF16, 32, ZYFA_ROTATION_HADAMARD, false, true, true, true),
     make(ZYFA_DTYPE_FP32, 256, ZYFA_ROTATION_HADAMARD, false, false, false, true),
     make(ZYFA_DTYPE_BF16, 100, ZYFA_ROTATION_NONE, true, true, true, true),
+    make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, true, false, true, true).as_bhsd(),
+    make(ZYFA_DTYPE_FP32, 192, ZYFA_ROTATION_DCT3_HADAMARD64, false, true, true, false).as_bhsd(),
 };
 
 class EmuRotQuantize : public ::testing::TestWithParam<RotCase> {};

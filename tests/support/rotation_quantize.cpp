@@ -76,6 +76,7 @@ std::string RotCase::name() const {
   if (static_scale) n += "_Static";
   if (count) n += "_Count";
   n += peaked ? "_Peaked" : "_Std01";
+  if (bhsd) n += "_Bhsd";
   return n;
 }
 
@@ -152,11 +153,22 @@ RotResult run_rot_quantize(zyfa_backend_t backend, const RotCase& c, const RotIn
   r.codes.assign(n, 0x7F);
   std::memcpy(&r.descale, &kPoisonF32, 4);
   r.saturated = 0xFFFFFFFFu;
+  // Physical position of logical element e: itself (bshd), or its (b, h, s, d) slot.
+  const int64_t D = c.head_dim, H = c.heads, S = c.seqlen;
+  auto phys = [&](size_t e) -> size_t {
+    if (!c.bhsd) return e;
+    const int64_t i = int64_t(e) % D, h = int64_t(e) / D % H, s = int64_t(e) / (D * H) % S, b = int64_t(e) / (D * H * S);
+    return size_t(((b * H + h) * S + s) * D + i);
+  };
+  const size_t eb = c.dtype == ZYFA_DTYPE_BF16 ? 2 : 4;
+  std::vector<uint8_t> src_host(src_bytes);
+  for (size_t e = 0; e < n; ++e)
+    std::memcpy(&src_host[phys(e) * eb], c.dtype == ZYFA_DTYPE_BF16 ? static_cast<const void*>(&in.bf16[e]) : &in.x[e], eb);
   void* src = mem.alloc(src_bytes);
   void* dst = mem.alloc(n);
   void* scal = mem.alloc(8);  // descale, counter
   void* mean = c.smooth ? mem.alloc(in.mean.size() * 4) : nullptr;
-  mem.to_backend(src, c.dtype == ZYFA_DTYPE_BF16 ? static_cast<const void*>(in.bf16.data()) : in.x.data(), src_bytes);
+  mem.to_backend(src, src_host.data(), src_bytes);
   mem.to_backend(dst, r.codes.data(), n);
   const uint32_t poison[2] = {kPoisonF32, 0xFFFFFFFFu};
   mem.to_backend(scal, poison, 8);
@@ -165,8 +177,9 @@ RotResult run_rot_quantize(zyfa_backend_t backend, const RotCase& c, const RotIn
   zyfa_handle_t h = nullptr;
   if (zyfa_create(&h) == ZYFA_STATUS_SUCCESS) {
     zyfa_quantize_desc_t d = ZYFA_QUANTIZE_DESC_INIT;
-    d.src = zyfa_tensor_bshd(src, c.dtype, c.batch, c.seqlen, c.heads, c.head_dim);
-    d.dst = zyfa_tensor_bshd(dst, ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, c.heads, c.head_dim);
+    auto layout = c.bhsd ? zyfa_tensor_bhsd : zyfa_tensor_bshd;
+    d.src = layout(src, c.dtype, c.batch, c.seqlen, c.heads, c.head_dim);
+    d.dst = layout(dst, ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, c.heads, c.head_dim);
     d.descale = static_cast<float*>(scal);
     d.backend = backend;
     d.rotation = c.rotation;
@@ -178,7 +191,9 @@ RotResult run_rot_quantize(zyfa_backend_t backend, const RotCase& c, const RotIn
     r.error = zyfa_last_error();
     zyfa_destroy(h);
   }
-  mem.to_host(r.codes.data(), dst, n);
+  std::vector<uint8_t> codes(n);
+  mem.to_host(codes.data(), dst, n);
+  for (size_t e = 0; e < n; ++e) r.codes[e] = codes[phys(e)];
   uint32_t back[2];
   mem.to_host(back, scal, 8);
   std::memcpy(&r.descale, &back[0], 4);

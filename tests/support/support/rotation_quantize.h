@@ -21,8 +21,14 @@ struct RotCase {
   bool static_scale = false;  // a static descale chosen so that a few values saturate
   bool count = false;         // ask for the saturation counter
   bool peaked = true;         // std 1, rising maxima, outlier channels; else std 0.1 Gaussian
+  bool bhsd = false;          // src and dst laid out (b, h, s, d): strided rows
   uint64_t seed = 1;
   std::string name() const;
+  RotCase as_bhsd() const {
+    RotCase c = *this;
+    c.bhsd = true;
+    return c;
+  }
 };
 
 // Host inputs of a case: src (bf16 bits or float), the mean, and the static descale.
@@ -47,7 +53,7 @@ RotMemory host_memory();
 struct RotResult {
   zyfa_status_t status = ZYFA_STATUS_INTERNAL_ERROR;
   std::string error;
-  std::vector<uint8_t> codes;  // poisoned with 0x7F (NaN) before the call
+  std::vector<uint8_t> codes;  // logical (b, s, h, d) order; poisoned with 0x7F (NaN) before the call
   float descale = 0.0f;        // poisoned with a signalling NaN
   uint32_t saturated = 0;      // poisoned with 0xFFFFFFFF
 };
