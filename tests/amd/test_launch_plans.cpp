@@ -199,6 +199,40 @@ TEST(QuantizePlan, RefusesTensorsOf2To31Elements) {
                                                      reinterpret_cast<void*>(0xB00000), "emu", &plan));
 }
 
+// The options' plan: whole rows per LDS tile, the amax pass only for a computed descale, the
+// count kernel only with a counter, scratch split into amax partials and counts.
+TEST(QuantizePlan, RotationTilesAndKernels) {
+  const int64_t shape[4] = {2, 37, 3, 192};
+  const int64_t st[4] = {37 * 3 * 192, 3 * 192, 192, 1};
+  QuantizeProblem p = quantize_problem(ZYFA_DTYPE_BF16, shape, st, st);
+  p.rotation = rotation::make_params(rotation::kDct3H64, 192, 5);
+  RotatePlan plan;
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, plan_rotate_quantize(p, reinterpret_cast<void*>(0xB00000), "emu", &plan));
+  EXPECT_STREQ("fp8_rot_amax_bf16", plan.amax_kernel);
+  EXPECT_STREQ("fp8_rot_convert_bf16", plan.convert_kernel);
+  EXPECT_EQ(nullptr, plan.count_kernel);
+  EXPECT_EQ(2u, plan.args.rows_per_tile);  // 512 / 192
+  EXPECT_EQ(111u, plan.args.tiles);        // 222 rows
+  EXPECT_EQ(0xB00000u + kernels::kRotWorkgroups * 4, plan.args.counts);
+  EXPECT_EQ(0u, plan.mean_bytes);
+
+  p.src_dtype = ZYFA_DTYPE_FP32;
+  p.static_descale = 0.5f;
+  p.static_inv = 2.0f;
+  p.saturated = reinterpret_cast<uint32_t*>(0xC00000);
+  p.smooth_mean = reinterpret_cast<const float*>(0xD00000);
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, plan_rotate_quantize(p, reinterpret_cast<void*>(0xB00000), "emu", &plan));
+  EXPECT_EQ(nullptr, plan.amax_kernel);
+  EXPECT_STREQ("fp8_rot_convert_f32", plan.convert_kernel);
+  EXPECT_STREQ("fp8_rot_count", plan.count_kernel);
+  EXPECT_EQ(size_t{3 * 192 * 4}, plan.mean_bytes);
+
+  const int64_t big[4] = {1, 1 << 20, 16, 128};  // 2^31 elements
+  const int64_t bst[4] = {int64_t{1} << 31, 16 * 128, 128, 1};
+  EXPECT_EQ(ZYFA_STATUS_NOT_SUPPORTED,
+            plan_rotate_quantize(quantize_problem(ZYFA_DTYPE_BF16, big, bst, bst), nullptr, "emu", &plan));
+}
+
 }  // namespace
 }  // namespace zyfa::amd
 
