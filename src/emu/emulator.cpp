@@ -166,9 +166,17 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   ctx.trace = opt.trace;
 
   // Workgroups in a random order (seeded), handed out to threads one at a time.
-  const uint64_t n = uint64_t(d.grid[0]) * d.grid[1] * d.grid[2];
-  std::vector<uint64_t> order(n);
-  for (uint64_t i = 0; i < n; ++i) order[i] = i;
+  const uint64_t total = uint64_t(d.grid[0]) * d.grid[1] * d.grid[2];
+  std::vector<uint64_t> order;
+  if (opt.only_workgroups.empty()) {
+    order.resize(total);
+    for (uint64_t i = 0; i < total; ++i) order[i] = i;
+  } else {
+    for (uint64_t id : opt.only_workgroups)
+      if (id >= total) return fail(fmt::format("kernel {}: workgroup {} is outside the grid of {}", k->name, id, total));
+    order = opt.only_workgroups;
+  }
+  const uint64_t n = order.size();
   Rng shuffle(mix(opt.seed));
   for (uint64_t i = n; i > 1; --i) std::swap(order[i - 1], order[shuffle.next() % i]);
 
@@ -192,6 +200,9 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
       wg.id[1] = uint32_t((id / d.grid[0]) % d.grid[1]);
       wg.id[2] = uint32_t(id / (uint64_t(d.grid[0]) * d.grid[1]));
       wg.rng = Rng(mix(opt.seed ^ mix(id + 1)));
+      WorkgroupTrace trace;
+      trace.linear_id = id;
+      if (opt.timing) wg.trace = &trace;
       Executor ex(ctx, wg);
       try {
         ex.run();
@@ -220,6 +231,10 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
         used = std::max(used, w->scratch_used);
       }
       for (uint32_t seen = scratch_used.load(); used > seen && !scratch_used.compare_exchange_weak(seen, used);) {}
+      if (opt.timing) {
+        std::lock_guard<std::mutex> lock(mu);
+        opt.timing->push_back(std::move(trace));
+      }
       waves += wg.waves.size();
       instructions += ins;
       lane_instructions += lanes;
@@ -232,7 +247,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   worker();
   for (auto& t : pool) t.join();
 
-  result.stats.workgroups = n;
+  result.stats.workgroups = n;  // those that ran
   result.stats.waves = waves;
   result.stats.instructions = instructions;
   result.stats.lane_instructions = lane_instructions;

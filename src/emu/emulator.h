@@ -52,12 +52,28 @@ enum class RuleSet {
 bool parse_rule_set(std::string_view name, RuleSet* out);
 const char* rule_set_name(RuleSet rules);
 
+// Timing traces (src/emu/timing): per wave, every instruction it issued, in order. For memory
+// instructions `cost` and `bytes` describe the lane addresses (timing/memory_cost.h).
+struct IssueRecord {
+  uint32_t pc = 0;
+  uint16_t cost = 0;   // LDS: bank cycles; VMEM: 128-byte lines touched
+  uint16_t bytes = 0;  // bytes moved by the active lanes
+};
+struct WorkgroupTrace {
+  uint64_t linear_id = 0;
+  std::vector<std::vector<IssueRecord>> waves;
+};
+
 struct DispatchOptions {
   uint64_t seed = 1;
   RuleSet rules = RuleSet::kDefault;
   unsigned threads = 0;                            // 0: hardware concurrency
   uint64_t max_instructions_per_wave = 1ull << 30;  // a hang becomes a fault
   TraceOptions trace;
+  // When set, every workgroup that runs appends its WorkgroupTrace here (in no set order).
+  std::vector<WorkgroupTrace>* timing = nullptr;
+  // When non-empty, only these linear workgroup ids run (the timing model's sample).
+  std::vector<uint64_t> only_workgroups;
 };
 
 struct Dispatch {

@@ -15,6 +15,7 @@
 
 #include "emu/core/buffer_address.h"
 #include "emu/isa/isa_ops.h"
+#include "emu/timing/memory_cost.h"
 
 namespace zyfa::emu {
 
@@ -250,6 +251,7 @@ void Executor::issue(PendingOp* op) {
   hazard_check_load_destinations(*op);
   check_memory_order(*op);
   if (op->kind == PendingOp::kGlobalLoadToLds) ++w.lds_dma_in_flight;
+  if (w.timing) timing::record_memory_cost(*op, &w.timing->back());
   // A full counter stalls issue until the oldest operation returns.
   if (op->counter == Counter::kVm) {
     if (w.vm_queue.size() >= kMaxVmcnt) retire_oldest(Counter::kVm);
@@ -405,11 +407,13 @@ void Executor::init_waves() {
   const uint32_t total_vgprs = kd.vgpr_count();
   // accum_offset may equal the total (no AGPRs); past it the descriptor allocates none.
   const uint32_t accum = std::min(kd.accum_offset(), total_vgprs);
+  if (wg_.trace) wg_.trace->waves.assign(nwaves, {});
   for (uint32_t wi = 0; wi < nwaves; ++wi) {
     auto wave = std::make_unique<Wave>();
     Wave& w = *wave;
     w.wg = &wg_;
     w.id_in_group = wi;
+    if (wg_.trace) w.timing = &wg_.trace->waves[wi];
     w.total_vgprs = total_vgprs;
     w.accum_offset = accum;
     w.num_vgprs = std::min<uint32_t>(total_vgprs, 256);  // 8-bit VGPR fields: v0..v255
@@ -523,6 +527,7 @@ bool Executor::step(Wave& w) {
   }
   in_ = in;
   if (in->enc == Encoding::kInvalid) fault(fmt::format("undecodable instruction word 0x{:08x}", in->word0));
+  if (w.timing) w.timing->push_back({in->pc, 0, 0});
   w.lane_instructions += static_cast<uint64_t>(__builtin_popcountll(w.exec()));
   if (++w.instructions > ctx_.max_instructions_per_wave)
     fault(fmt::format("wave exceeded {} instructions (endless loop?)", ctx_.max_instructions_per_wave));

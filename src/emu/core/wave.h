@@ -111,6 +111,7 @@ struct Wave {
   std::vector<uint8_t> scratch;
   uint32_t scratch_lane_bytes = 0;  // the private segment of one work-item
   uint32_t scratch_used = 0;        // highest private byte any lane accessed, + 1
+  std::vector<IssueRecord>* timing = nullptr;  // issue trace for the timing model, if recorded
 
   // In-flight memory operations, oldest first per queue (SMEM completes in any order).
   std::vector<PendingOp*> vm_queue, lds_queue, smem_set;
@@ -177,6 +178,7 @@ struct Workgroup {
   // Accesses not waited for at the last barrier release; cleared at the next one.
   std::vector<UnfencedAccess> unfenced;
   LdsRaceShadow lds_race;  // accesses of the waves since the last barrier release (lds_race.cpp)
+  WorkgroupTrace* trace = nullptr;  // set when the timing model records this workgroup
 };
 
 }  // namespace zyfa::emu

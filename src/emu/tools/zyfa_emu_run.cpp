@@ -10,7 +10,9 @@
 //   --arg {u32,i32,u64,f32,ptr}:VALUE (appended in order, naturally aligned; ptr:NAME[+BYTES]),
 //   --lds BYTES (dynamic LDS), --seed N, --threads N, --trace WG[:WAVE], --trace-regs,
 //   --rules strict|hardware (wait-state rule set; default: ZYFA_EMU_RULES, else strict; under
-//   hardware the rules LLVM states conservatively print a warning each instead of stopping).
+//   hardware the rules LLVM states conservatively print a warning each instead of stopping),
+//   --model mi355x (predicts the kernel's time on an MI355X: one JSON line on stdout, see
+//   docs/timing-model.md), --model-cus N (simulate N CUs instead of every busy one).
 // Buffers: NAME=FILE loads a file, NAME=FILE:SIZE pads it, NAME=:SIZE is filled with 0xFF
 // bytes (NaN for floats), NAME=@SIZE with zeros; all are writable.
 #include <cstdio>
@@ -27,6 +29,7 @@
 
 #include "emu/emulator.h"
 #include "emu/loader/code_object.h"
+#include "emu/timing/predict.h"
 
 namespace {
 
@@ -60,6 +63,7 @@ void usage() {
   std::cerr << "usage: zyfa-emu-run OBJECT.co KERNEL [--grid X,Y,Z] [--block X,Y,Z] [--buffer NAME=FILE[:SIZE]]\n"
                "       [--output NAME=FILE] [--kernarg FILE] [--ptr OFFSET=NAME] [--arg TYPE:VALUE] [--lds BYTES]\n"
                "       [--seed N] [--threads N] [--trace WG[:WAVE]] [--trace-regs] [--rules strict|hardware]\n"
+               "       [--model mi355x [--model-cus N]]\n"
                "       zyfa-emu-run OBJECT.co --list | --disasm\n";
   std::exit(2);
 }
@@ -100,6 +104,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args;
   std::vector<std::pair<size_t, std::string>> ptr_patches;
   std::vector<uint8_t> kernarg;
+  std::string model;
+  int model_cus = 0;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { if (i + 1 >= argc) usage(); return argv[++i]; };
@@ -120,6 +126,13 @@ int main(int argc, char** argv) {
       opt.trace.wave = c == std::string::npos ? 0 : static_cast<uint32_t>(std::stoul(t.substr(c + 1)));
       opt.trace.out = &std::cout;
     } else if (a == "--trace-regs") opt.trace.registers = true;
+    else if (a == "--model") {
+      model = next();
+      if (model != "mi355x") die("--model " + model + ": the only model is mi355x");
+    } else if (a == "--model-cus") {
+      model_cus = std::stoi(next());
+      if (model_cus < 0) die("--model-cus must be 0 (every busy CU) or more");
+    }
     else if (a == "--kernarg") kernarg = read_file(next());
     else if (a == "--arg") args.push_back(next());
     else if (a == "--ptr") {
@@ -184,6 +197,26 @@ int main(int argc, char** argv) {
   for (auto& [name, buf] : buffers)
     d.regions.push_back({reinterpret_cast<uint64_t>(buf.bytes.data()), buf.bytes.size(), true, name});
 
+  if (!model.empty()) {
+    // Predicted time on the modelled MI355X; the kernel runs (on the emulator) only on the
+    // CUs simulated, so its outputs are not written in full and --output is refused.
+    if (!outputs.empty()) die("--output cannot be combined with --model (only sampled workgroups run)");
+    zyfa::emu::timing::Geometry g;
+    g.object = obj.get();
+    g.kernel = kernel;
+    for (int i = 0; i < 3; ++i) { g.grid[i] = d.grid[i]; g.block[i] = d.block[i]; }
+    g.dynamic_lds_bytes = d.dynamic_lds_bytes;
+    zyfa::emu::timing::ModelOptions m;
+    m.cus = model_cus;
+    const auto p = zyfa::emu::timing::predict(
+        g, [&](const DispatchOptions& o) { return zyfa::emu::run_dispatch(d, o); }, opt, m);
+    std::cout << p.json() << "\n";
+    if (!p.ok) {
+      std::cerr << "FAULT: " << p.error << "\n";
+      return 1;
+    }
+    return 0;
+  }
   const auto r = zyfa::emu::run_dispatch(d, opt);
   std::cerr << fmt::format("{} workgroups, {} waves, {} instructions, {} lane-instructions in {:.3f} s ({:.1f} M lane-instr/s)\n",
                            r.stats.workgroups, r.stats.waves, r.stats.instructions, r.stats.lane_instructions,

@@ -1,0 +1,44 @@
+// Cycle model of one MI355X compute unit replaying the issue traces of the workgroups the
+// dispatcher gives it (docs/timing-model.md): 4 SIMDs, each offered an issue slot every 4
+// clocks in which its waves issue at most one instruction each and one per category; a VALU
+// pipe and a matrix pipe per SIMD, one LDS and one vector-memory path per CU; s_waitcnt
+// counters released by modelled latencies; barriers; workgroups resident as the kernel
+// descriptor allows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "emu/emulator.h"
+#include "emu/loader/code_object.h"
+
+namespace zyfa::emu::timing {
+
+// Why a resident wave did not issue, in wave-clocks (docs/timing-model.md).
+enum Stall : int {
+  kStallWaitVm, kStallWaitLgkm, kStallBarrier, kStallNop, kStallMatrixBusy, kStallValuBusy,
+  kStallArbitration, kStallBranch, kStallSleep, kStallCount,
+};
+const char* stall_name(int s);
+
+struct CuStats {
+  uint64_t cycles = 0;          // clock at which the last workgroup ended
+  uint64_t matrix_busy = 0;     // summed over the 4 SIMDs
+  uint64_t valu_busy = 0;       // summed over the 4 SIMDs (MFMA issue included)
+  uint64_t lds_busy = 0;
+  uint64_t vmem_busy = 0;
+  uint64_t wave_cycles = 0;     // summed residency of every wave
+  uint64_t instructions = 0;
+  uint64_t mfma_flops_passes = 0;  // MFMA passes issued
+  uint64_t stall[kStallCount] = {};
+  void add(const CuStats& o);
+};
+
+// Workgroups resident at once on one CU (VGPRs, LDS, wave slots).
+int workgroups_per_cu(const KernelInfo& kernel, uint32_t waves_per_workgroup, uint32_t lds_bytes);
+
+// Runs the workgroups in `order` (traces, in dispatch order) on one CU.
+CuStats simulate_cu(const LoadedCodeObject& object, const KernelInfo& kernel, uint32_t lds_bytes,
+                    const std::vector<const WorkgroupTrace*>& order);
+
+}  // namespace zyfa::emu::timing

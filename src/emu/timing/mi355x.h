@@ -1,0 +1,54 @@
+// The AMD Instinct MI355X (gfx950, CDNA4) as the timing model sees it. Every rate and latency
+// is a named constant with its source: "D" documented by AMD or stated in LLVM's AMDGPU
+// scheduling model, "M" measured by a third party, "I" inferred here, "fitted" chosen so that
+// the model meets the measured AITER anchors (docs/timing-model.md says how, and the residuals).
+#pragma once
+
+#include <cstdint>
+
+namespace zyfa::emu::timing {
+
+// ---- chip
+constexpr int kCus = 256;               // D: 8 XCDs x 32 CUs (rocm.docs.amd.com gpu-specs, MI355X)
+constexpr int kXcds = 8;                // D
+constexpr int kCusPerXcd = kCus / kXcds;
+constexpr double kClockGhz = 2.4;       // D: peak engine clock (2.5 PF BF16 = 256 x 4096 x 2.4e9);
+                                        // the model runs at the peak clock, not a sustained one
+// ---- compute unit
+constexpr int kSimdsPerCu = 4;          // D: 4 x SIMD16 per CU
+constexpr int kIssuePeriod = 4;         // D: the CU arbiter visits one SIMD per clock, so each
+                                        // SIMD gets an issue slot every 4 clocks (rocprofiler-
+                                        // compute pipeline-descriptions)
+constexpr int kMaxWavesPerSimd = 8;     // D (CDNA2/3), I (gfx950)
+constexpr int kVgprsPerSimdLane = 512;  // D: 128 KiB per SIMD, unified arch + acc file
+constexpr int kVgprGranule = 8;         // D: LLVM AMDGPUBaseInfo getVGPRAllocGranule (gfx90a+)
+constexpr uint32_t kLdsBytesPerCu = 160 * 1024;  // D
+// ---- VALU
+constexpr int kValuCycles = 4;          // D: wave64 over SIMD16 (SISchedule.td Write32Bit, 1 pass)
+constexpr int kTransCycles = 16;        // D (model): v_exp/v_log/v_rcp/v_rsq/v_sqrt quarter rate
+                                        // (SISchedule.td WriteTrans32 = 4 passes)
+constexpr int kPackedF32Cycles = 4;     // I: v_pk_fma/mul/add_f32 full rate (157 TF FP32 vector)
+constexpr int kMfmaCyclesPerPass = 4;   // D: SISchedule.td, one pass = 4 clocks; the matrix pipe
+                                        // takes the next MFMA when the previous one leaves it
+constexpr int kMfmaIssueCycles = 4;     // D (CDNA3): MFMA co-executes with VALU after a 4-clock
+                                        // issue (amd_matrix_instruction_calculator)
+// ---- scalar, branches, barriers
+constexpr int kSmemLatency = 200;       // I: no gfx950 figure (LLVM placeholder 5 passes is a
+                                        // scheduling weight); scalar loads hit the 16 KiB sL1
+constexpr int kTakenBranchCycles = 16;  // I: instruction-buffer refill after a taken branch
+constexpr int kBarrierCycles = 16;      // U/I: release of s_barrier once the last wave arrives
+constexpr int kSleepCyclesPerUnit = 64; // D: s_sleep N sleeps about 64 x N clocks (CDNA ISA)
+constexpr int kWorkgroupLaunchCycles = 200;  // I: wave creation and SGPR/VGPR setup
+// ---- LDS
+constexpr int kLdsBanks = 64;           // M: 64 banks x 4 B on gfx950 (HipKittens bank tests)
+constexpr int kLdsLatency = 64;         // U/I: LDS load-to-use after the access is served
+// ---- vector memory
+constexpr int kCacheLineBytes = 128;    // D: L2 line
+constexpr double kL2BytesPerClkPerCu = 64.0;  // I: 16 channels x 128 B/clk per XCD shared by 32
+                                              // CUs; the vL1D (128 B/clk) is not the limit
+constexpr int kVmemLatency = 500;       // I: L2/MALL hit load-to-use; LLVM's placeholder is 80
+                                        // passes (320 clocks)
+constexpr double kHbmBytesPerSec = 8.0e12;  // D: 8 TB/s (a floor on the whole-kernel time)
+constexpr double kLaunchOverheadUs = 0.0;   // kernel time only (events around the kernel)
+
+}  // namespace zyfa::emu::timing

@@ -1,0 +1,52 @@
+// Whole-dispatch prediction on the modelled MI355X: workgroups go round robin over the 8 XCDs
+// and, within an XCD, round robin over its 32 CUs; the CUs chosen are emulated with issue
+// traces and replayed by the CU model; the kernel ends with the slowest CU.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "emu/emulator.h"
+#include "emu/timing/cu_model.h"
+
+namespace zyfa::emu::timing {
+
+struct Geometry {
+  const LoadedCodeObject* object = nullptr;
+  std::string kernel;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {64, 1, 1};
+  uint32_t dynamic_lds_bytes = 0;
+};
+
+struct ModelOptions {
+  // CUs simulated in full: 0 = every CU that gets a workgroup; N > 0 = N CUs spread evenly
+  // over the round robin, CU 0 (the first and fullest) always among them.
+  int cus = 0;
+  double flops = 0;  // if > 0, "tflops" is added to the JSON
+};
+
+struct Prediction {
+  bool ok = false;
+  std::string error;
+  uint64_t cycles = 0;
+  double kernel_us = 0;
+  uint64_t workgroups = 0;
+  int cus_simulated = 0, cus_busy = 0, resident_per_cu = 0;
+  double emulated_seconds = 0;
+  double flops = 0;
+  CuStats stats;  // summed over the CUs simulated (cycles: the slowest)
+  std::string json() const;
+};
+
+// `run` executes the dispatch with the options it is given (the caller's arguments and
+// buffers; options.only_workgroups and options.timing are set here).
+using Runner = std::function<DispatchResult(const DispatchOptions&)>;
+Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& base, const ModelOptions& m);
+
+// The CU of the modelled dispatcher that runs workgroup `linear_id`.
+int cu_of_workgroup(uint64_t linear_id);
+
+}  // namespace zyfa::emu::timing

@@ -1,0 +1,130 @@
+// The MI355X timing model on micro-kernels whose cycle counts follow by hand from the model's
+// constants (src/emu/timing/mi355x.h), and the LDS bank-conflict cost of address patterns.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+#include "emu/emulator.h"
+#include "emu/loader/code_object.h"
+#include "emu/timing/memory_cost.h"
+#include "emu/timing/mi355x.h"
+#include "emu/timing/predict.h"
+
+namespace zyfa::emu::timing {
+namespace {
+
+struct Loaded {
+  std::vector<uint8_t> image;
+  std::unique_ptr<LoadedCodeObject> object;
+};
+
+const Loaded& kernels() {
+  static Loaded l = [] {
+    Loaded r;
+    std::ifstream f(std::string(ZYFA_TIMING_TEST_KERNEL_DIR) + "/timing.co", std::ios::binary);
+    r.image.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    r.object = std::make_unique<LoadedCodeObject>(r.image.data(), r.image.size());
+    return r;
+  }();
+  return l;
+}
+
+// Predicted clocks of one workgroup of `threads` work-items on an otherwise idle MI355X.
+uint64_t cycles_of(const char* kernel, uint32_t threads = 64) {
+  // Buffers on 128-byte lines, so that a load of 256 contiguous bytes touches two.
+  alignas(128) static uint32_t in[1024], out[1024];
+  struct Args { const void* out; const void* in; } args{out, in};
+  Dispatch d;
+  d.object = kernels().object.get();
+  d.kernel = kernel;
+  d.block[0] = threads;
+  d.kernarg = &args;
+  d.kernarg_size = sizeof(args);
+  d.regions.push_back({reinterpret_cast<uint64_t>(out), sizeof(out), true, "out"});
+  d.regions.push_back({reinterpret_cast<uint64_t>(in), sizeof(in), false, "in"});
+  Geometry g;
+  g.object = d.object;
+  g.kernel = kernel;
+  g.block[0] = threads;
+  DispatchOptions opt;
+  opt.rules = RuleSet::kStrict;
+  const Prediction p = predict(g, [&](const DispatchOptions& o) { return run_dispatch(d, o); }, opt, {});
+  EXPECT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cus_simulated, 1);
+  return p.cycles;
+}
+
+constexpr uint64_t L = kWorkgroupLaunchCycles;  // the wave's first issue slot (SIMD 0)
+uint64_t round_up4(uint64_t x) { return (x + 3) / 4 * 4; }
+
+TEST(TimingModel, MfmaChainIsMatrixPipeBound) {
+  // 32 MFMAs of 8 passes back to back; the wave ends when the last one leaves the pipe.
+  EXPECT_EQ(cycles_of("k_mfma_chain"), L + 32 * 8 * kMfmaCyclesPerPass);
+}
+
+TEST(TimingModel, ValuChainIssuesEveryFourClocks) {
+  // 64 VALU operations, one per issue slot; s_endpgm in the slot after the last.
+  EXPECT_EQ(cycles_of("k_valu_chain"), L + 64 * kValuCycles);
+}
+
+TEST(TimingModel, TranscendentalsAreQuarterRate) {
+  EXPECT_EQ(cycles_of("k_trans_chain"), L + 15 * kTransCycles + kIssuePeriod);
+}
+
+TEST(TimingModel, WaitcntWaitsForLoadLatency) {
+  // s_load at L, usable at L + SMEM latency; v_lshlrev then; the global load one slot later
+  // touches two 128-byte lines (256 bytes through the CU's share of L2 bandwidth), then its
+  // latency; s_endpgm at the first slot after it.
+  const uint64_t occ = uint64_t(2 * kCacheLineBytes / kL2BytesPerClkPerCu);
+  EXPECT_EQ(cycles_of("k_load_latency"), round_up4(L + kSmemLatency + kIssuePeriod + occ + kVmemLatency));
+}
+
+TEST(TimingModel, LdsBankConflictsSerialize) {
+  // First read one slot after the address VALU; eight reads one slot apart. Without conflicts
+  // each takes one LDS clock; with every lane in bank 0 each takes 64 and they queue.
+  const uint64_t first = L + kIssuePeriod;
+  EXPECT_EQ(cycles_of("k_lds_no_conflict"), round_up4(first + 7 * kIssuePeriod + 1 + kLdsLatency));
+  EXPECT_EQ(cycles_of("k_lds_conflict"), round_up4(first + 8 * 64 + kLdsLatency));
+}
+
+TEST(TimingModel, TwoWavesOnOneSimdOverlapMfmaAndValu) {
+  // Wave 0's 32 MFMAs keep the matrix pipe busy 32 x 32 clocks and need 32 VALU issue slots;
+  // wave 4's 224 VALU operations need 224 more: 256 slots of 4 clocks = 1024 clocks, the
+  // same as the matrix pipe, so the two overlap completely instead of taking 2048 clocks.
+  const uint64_t c = cycles_of("k_mfma_valu_two_waves", 320);
+  const uint64_t matrix = 32 * 8 * kMfmaCyclesPerPass;
+  EXPECT_GE(c, L + matrix);
+  // The prologue (readfirstlane, s_nop 1, s_cmp, taken branch) delays the first MFMA by 36
+  // clocks; wave 4's VALU operations may delay an MFMA issue by at most a slot or two.
+  EXPECT_GE(c, L + 36 + matrix);
+  EXPECT_LE(c, L + 36 + matrix + 8);
+}
+
+TEST(TimingModel, LdsBankCyclesOfAddressPatterns) {
+  std::array<uint64_t, 256> a{};
+  auto fill = [&](int dwords, uint64_t lane_stride) {
+    for (int l = 0; l < 64; ++l)
+      for (int k = 0; k < dwords; ++k) a[l * 4 + k] = l * lane_stride + 4 * k;
+  };
+  fill(1, 4);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 1, ~0ull), 1u);  // 64 lanes, 64 banks
+  fill(1, 0);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 1, ~0ull), 1u);  // one dword: broadcast
+  fill(1, 8);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 1, ~0ull), 2u);  // two lanes per even bank
+  fill(2, 8);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 2, ~0ull), 2u);  // b64: two phases of 32 lanes
+  fill(4, 16);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 4, ~0ull), 4u);  // b128: four phases of 16 lanes
+  fill(4, 256);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 4, ~0ull), 64u);  // b128, every lane on banks 0-3
+  fill(1, 4);
+  EXPECT_EQ(lds_bank_cycles(a.data(), 1, 0xFull), 1u);
+}
+
+}  // namespace
+}  // namespace zyfa::emu::timing
