@@ -35,6 +35,11 @@
 #include "zyfa/zyfa.h"
 #include "zyfa_build_config.h"
 
+#if ZYFA_BENCH_MODEL
+#include "../../tests/aiter/aiter_fmha_v3.h"
+#include "model.h"
+#endif
+
 #if ZYFA_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -59,6 +64,8 @@ struct Options {
   InputKind inputs = InputKind::GAUSSIAN;
   bool cudnn = true;
   bool check = false;
+  std::string model;   // "mi355x": predicted times from the timing model (emu backend)
+  int model_cus = 1;   // CUs simulated per launch (0: every busy CU)
   std::string json;
   std::string op = "fwd";  // fwd | quantize
 };
@@ -68,9 +75,12 @@ struct Options {
                "%s\nusage: zyfa-bench [--backend cuda|cpu|emu|hip] [--dtype bf16,fp8] [--d 128,192]\n"
                "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
                "  [--runs N] [--idle SECONDS] [--inputs gaussian|realistic] [--input-std X] [--no-cudnn]\n"
-               "  [--check] [--json FILE] [--op fwd|quantize]\n"
+               "  [--check] [--json FILE] [--op fwd|quantize] [--model mi355x [--model-cus N]]\n"
                "--op quantize: zyfa_fp8_quantize BF16 -> FP8 (plain, rotated, static descale) vs a copy\n"
-               "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row)\n",
+               "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row)\n"
+               "--model mi355x (with --backend emu): predicted MI355X kernel times from the timing model\n"
+               "  instead of host timings, with AITER's kernels beside ZYFA's when .cache/aiter is present;\n"
+               "  --model-cus N: CUs simulated per launch (default 1, 0 = all; docs/timing-model.md)\n",
                msg);
   std::exit(2);
 }
@@ -133,10 +143,18 @@ Options parse(int argc, char** argv) {
     else if (a == "--check") o.check = true;
     else if (a == "--json") o.json = next();
     else if (a == "--op") o.op = next();
+    else if (a == "--model") o.model = next();
+    else if (a == "--model-cus") o.model_cus = std::stoi(next());
     else if (a == "--help" || a == "-h") usage("");
     else usage(("unknown flag " + a).c_str());
   }
-  const bool gpu = o.backend == "cuda" || o.backend == "hip";
+  const bool gpu = o.backend == "cuda" || o.backend == "hip" || !o.model.empty();
+  if (!o.model.empty() && (o.model != "mi355x" || o.backend != "emu"))
+    usage("--model: the only model is mi355x, with --backend emu");
+  if (o.model_cus < 0) usage("--model-cus must be >= 0");
+#if !ZYFA_BENCH_MODEL
+  if (!o.model.empty()) usage("--model: this zyfa-bench was built without the emulator");
+#endif
   if (o.seqlens.empty()) {
     o.seqlens = gpu ? std::vector<int64_t>{2048, 4096, 8192, 16384, 32768} : std::vector<int64_t>{128, 256, 512};
   }
@@ -229,7 +247,7 @@ void print_result(const Result& r) {
 
 std::vector<Config> configs(const Options& o) {
   std::vector<Config> v;
-  const bool gpu = o.backend == "cuda" || o.backend == "hip";
+  const bool gpu = o.backend == "cuda" || o.backend == "hip" || !o.model.empty();
   for (const std::string& dt : o.dtypes) {
     for (int64_t d : o.dqk) {
       for (int64_t g : o.gqa) {
@@ -305,6 +323,62 @@ uint16_t to_bf16(float f) {
   return static_cast<uint16_t>((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
 }
 
+#if ZYFA_BENCH_MODEL
+// One line of where the predicted cycles go.
+std::string model_note(const emu::timing::Prediction& p) {
+  const double simd = double(p.cycles) * 4 * std::max(p.cus_simulated, 1);
+  const double wave = std::max(1.0, double(p.stats.wave_cycles));
+  using emu::timing::Stall;
+  return fmt::format("predicted mi355x ({} cycles, sustained clock 1.62 GHz), {} of {} CUs simulated: matrix pipe {:.1f}%, VALU {:.1f}%, LDS {:.1f}%; "
+                     "waves waiting: lgkmcnt {:.1f}%, vmcnt {:.1f}%, barrier {:.1f}%",
+                     p.cycles, p.cus_simulated, p.cus_busy, 100.0 * double(p.stats.matrix_busy) / simd,
+                     100.0 * double(p.stats.valu_busy) / simd,
+                     100.0 * double(p.stats.lds_busy) / (double(p.cycles) * std::max(p.cus_simulated, 1)),
+                     100.0 * double(p.stats.stall[emu::timing::kStallWaitLgkm]) / wave,
+                     100.0 * double(p.stats.stall[emu::timing::kStallWaitVm]) / wave,
+                     100.0 * double(p.stats.stall[emu::timing::kStallBarrier]) / wave);
+}
+
+// --model: ZYFA's launches of one zyfa_fwd call predicted, then AITER's kernel for the same
+// configuration (BF16 only: AITER ships no FP8 fwd_v3 kernel for gfx950 in this wheel).
+bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, const Options& o, Result* res) {
+  std::vector<emu::timing::Prediction> launches;
+  {
+    ModelRecorder rec(o.model_cus);
+    if (zyfa_fwd(h, &d) != ZYFA_STATUS_SUCCESS) {
+      std::fprintf(stderr, "%s: zyfa_fwd: %s\n", c.name().c_str(), zyfa_last_error());
+      return false;
+    }
+    launches = rec.take();
+  }
+  if (launches.empty()) {
+    std::fprintf(stderr, "%s: no launch was predicted\n", c.name().c_str());
+    return false;
+  }
+  double us = 0;
+  for (const auto& p : launches) us += p.kernel_us;
+  res->kernels.push_back(Kernel{"zyfa", nullptr, model_note(launches.back()), {us * 1e-3}});
+  const std::string dir = aiter::cache_dir();
+  if (c.dtype == ZYFA_DTYPE_BF16 && have_aiter_kernel(dir, c.d_qk)) {
+    ModelProblem m;
+    m.batch = c.batch;
+    m.heads = c.heads;
+    m.heads_k = c.heads_k;
+    m.seqlen = c.seqlen;
+    m.d_qk = c.d_qk;
+    m.input_std = o.input_std;
+    m.cus = o.model_cus;
+    const emu::timing::Prediction p = predict_aiter(dir, m);
+    if (!p.ok) {
+      std::fprintf(stderr, "%s: aiter: %s\n", c.name().c_str(), p.error.c_str());
+      return false;
+    }
+    res->kernels.push_back(Kernel{"aiter", nullptr, model_note(p), {p.kernel_us * 1e-3}});
+  }
+  return true;
+}
+#endif
+
 bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const Options& o, Result* res) {
   std::mt19937_64 rng(0x5eed ^ static_cast<uint64_t>(c.seqlen));
   std::normal_distribution<float> dist(0.0f, o.input_std);
@@ -362,6 +436,9 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
     d.v_descale = zyfa_descale_host(descale[2]);
   }
   d.backend = backend;
+#if ZYFA_BENCH_MODEL
+  if (!o.model.empty()) return model_host(h, d, c, o, res);
+#endif
   res->kernels.push_back(Kernel{"zyfa", [&]() {
                                   if (zyfa_fwd(h, &d) == ZYFA_STATUS_SUCCESS) return true;
                                   std::fprintf(stderr, "zyfa_fwd: %s\n", zyfa_last_error());
@@ -673,7 +750,7 @@ int main_impl(int argc, char** argv) {
     std::fprintf(stderr, "backend %s not usable: %s\n", o.backend.c_str(), zyfa_last_error());
     return 1;
   }
-  std::string device = o.backend, cudnn_ver;
+  std::string device = o.model.empty() ? o.backend : "MI355X predicted by the gfx950 timing model (emu)", cudnn_ver;
 #if ZYFA_HAVE_CUDA
   cudaStream_t stream = nullptr;
   if (backend == ZYFA_BACKEND_CUDA) {
@@ -721,7 +798,7 @@ int main_impl(int argc, char** argv) {
     Result r;
     r.cfg = c;
     r.backend = o.backend;
-    if (c.seqlen >= 16384 && o.idle_s > 0) {
+    if (c.seqlen >= 16384 && o.idle_s > 0 && o.model.empty()) {
       std::this_thread::sleep_for(std::chrono::duration<double>(o.idle_s));
     }
     bool ok = false;

@@ -82,7 +82,15 @@ void merge_warnings(std::vector<RuleWarning> from, std::map<std::pair<uint32_t, 
   }
 }
 
+std::mutex g_hook_mu;
+DispatchHook g_hook;
+
 }  // namespace
+
+void set_dispatch_hook(DispatchHook hook) {
+  std::lock_guard<std::mutex> lock(g_hook_mu);
+  g_hook = std::move(hook);
+}
 
 bool parse_rule_set(std::string_view name, RuleSet* out) {
   if (name == "strict") *out = RuleSet::kStrict;
@@ -100,6 +108,14 @@ const char* rule_set_name(RuleSet rules) {
 }
 
 DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
+  if (!opt.timing) {
+    DispatchHook hook;
+    {
+      std::lock_guard<std::mutex> lock(g_hook_mu);
+      hook = g_hook;
+    }
+    if (hook) return hook(d, opt);
+  }
   DispatchResult result;
   const auto t0 = std::chrono::steady_clock::now();
   auto fail = [&](std::string msg) {
@@ -164,6 +180,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   ctx.max_instructions_per_wave = opt.max_instructions_per_wave;
   ctx.rules = result.rules;
   ctx.trace = opt.trace;
+  ctx.order_checks = opt.order_checks;
 
   // Workgroups in a random order (seeded), handed out to threads one at a time.
   const uint64_t total = uint64_t(d.grid[0]) * d.grid[1] * d.grid[2];

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -74,6 +75,11 @@ struct DispatchOptions {
   std::vector<WorkgroupTrace>* timing = nullptr;
   // When non-empty, only these linear workgroup ids run (the timing model's sample).
   std::vector<uint64_t> only_workgroups;
+  // false: the cross-wave ordering diagnostics (missing wait before s_barrier, LDS races,
+  // memory_order.cpp) are skipped. Only for timing runs of code that is not ours to fix and
+  // that breaks them (AITER's kernels past S = 256, docs/emulator.md): the timing model needs
+  // the instruction stream, not a verdict on the kernel.
+  bool order_checks = true;
 };
 
 struct Dispatch {
@@ -117,5 +123,12 @@ struct DispatchResult {
 };
 
 DispatchResult run_dispatch(const Dispatch& dispatch, const DispatchOptions& options);
+
+// Process-wide: while a hook is set, run_dispatch hands it every dispatch whose options record
+// no timing trace, instead of running it (zyfa-bench --model: the timing model predicts the
+// launches of a zyfa_fwd call). The hook may call run_dispatch itself with a timing trace.
+// An empty function removes it.
+using DispatchHook = std::function<DispatchResult(const Dispatch&, const DispatchOptions&)>;
+void set_dispatch_hook(DispatchHook hook);
 
 }  // namespace zyfa::emu

@@ -249,7 +249,7 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
 void Executor::issue(PendingOp* op) {
   Wave& w = *w_;
   hazard_check_load_destinations(*op);
-  check_memory_order(*op);
+  if (ctx_.order_checks) check_memory_order(*op);
   if (op->kind == PendingOp::kGlobalLoadToLds) ++w.lds_dma_in_flight;
   if (w.timing) timing::record_memory_cost(*op, &w.timing->back());
   // A full counter stalls issue until the oldest operation returns.
@@ -507,7 +507,7 @@ void Executor::run() {
     if (!any_alive) break;
     if (runnable.empty()) {
       // Every live wave waits at s_barrier: release them (waves that ended do not count).
-      record_unfenced_writes();
+      if (ctx_.order_checks) record_unfenced_writes();
       for (auto& w : wg_.waves) w->at_barrier = false;
       continue;
     }

@@ -33,6 +33,7 @@ struct DispatchContext {
   uint64_t max_instructions_per_wave = 0;
   RuleSet rules = RuleSet::kStrict;  // resolved (never kDefault)
   TraceOptions trace;
+  bool order_checks = true;  // DispatchOptions::order_checks
 };
 
 // The wait-state rules that the hardware rule set relaxes (hazards.cpp, docs/emulator.md).

@@ -316,9 +316,11 @@ class CuSim {
         stats_.vmem_busy += occ;
         uint64_t done = start + occ + kVmemLatency;
         if (k.kind == Kind::kVmemToLds) {
-          // The returning data is written into LDS through its port.
+          // The returning data is written into LDS at 256 bytes per clock: its share of the
+          // LDS is taken now (reserving the LDS at the return clock would hold up every
+          // access queued in between, which the hardware interleaves).
           const uint64_t lds = std::max<uint64_t>(1, r.bytes / 256);
-          lds_free_ = std::max(lds_free_, done - kLdsLatency) + lds;
+          lds_free_ = std::max(lds_free_, t) + lds;
           stats_.lds_busy += lds;
         }
         if (!w.vm.empty()) done = std::max(done, w.vm.back());

@@ -87,7 +87,8 @@ Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& 
     }
   }
   p.cycles = p.stats.cycles;
-  p.kernel_us = double(p.cycles) / (kClockGhz * 1e3) + kLaunchOverheadUs;
+  p.kernel_us = double(p.cycles) / (kSustainedClockGhz * 1e3) + kLaunchOverheadUs;
+  p.kernel_us_peak = double(p.cycles) / (kPeakClockGhz * 1e3) + kLaunchOverheadUs;
   p.ok = true;
   return p;
 }
@@ -103,11 +104,12 @@ std::string Prediction::json() const {
   std::string tf;
   if (flops > 0) tf = fmt::format(", \"tflops\": {:.1f}", flops / (kernel_us * 1e-6) / 1e12);
   return fmt::format(
-      "{{\"model\": \"mi355x\", \"clock_ghz\": {}, \"kernel_us\": {:.3f}{}, \"cycles\": {}, \"workgroups\": {}, "
+      "{{\"model\": \"mi355x\", \"kernel_us\": {:.3f}{}, \"clock_ghz\": {}, \"kernel_us_at_peak_clock\": {:.3f}, "
+      "\"peak_clock_ghz\": {}, \"cycles\": {}, \"workgroups\": {}, "
       "\"cus_busy\": {}, \"cus_simulated\": {}, \"resident_workgroups_per_cu\": {}, \"matrix_busy_pct\": {:.1f}, "
       "\"valu_busy_pct\": {:.1f}, \"lds_busy_pct\": {:.1f}, \"vmem_busy_pct\": {:.1f}, \"instructions\": {}, "
       "\"stall_pct_of_wave_time\": {{{}}}, \"emulated_s\": {:.2f}}}",
-      kClockGhz, kernel_us, tf, cycles, workgroups, cus_busy, cus_simulated, resident_per_cu,
+      kernel_us, tf, kSustainedClockGhz, kernel_us_peak, kPeakClockGhz, cycles, workgroups, cus_busy, cus_simulated, resident_per_cu,
       100.0 * double(stats.matrix_busy) / simd_cycles, 100.0 * double(stats.valu_busy) / simd_cycles,
       100.0 * double(stats.lds_busy) / cu_cycles, 100.0 * double(stats.vmem_busy) / cu_cycles, stats.instructions,
       stalls, emulated_seconds);

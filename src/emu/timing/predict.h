@@ -32,7 +32,8 @@ struct Prediction {
   bool ok = false;
   std::string error;
   uint64_t cycles = 0;
-  double kernel_us = 0;
+  double kernel_us = 0;          // at the fitted sustained clock (mi355x.h)
+  double kernel_us_peak = 0;     // at the 2.4 GHz peak clock
   uint64_t workgroups = 0;
   int cus_simulated = 0, cus_busy = 0, resident_per_cu = 0;
   double emulated_seconds = 0;
