@@ -251,7 +251,17 @@ void Executor::issue(PendingOp* op) {
   hazard_check_load_destinations(*op);
   if (ctx_.order_checks) check_memory_order(*op);
   if (op->kind == PendingOp::kGlobalLoadToLds) ++w.lds_dma_in_flight;
-  if (w.timing) timing::record_memory_cost(*op, &w.timing->back());
+  if (w.timing) {
+    // Lines are counted from the start of the buffer, which a device allocation aligns (host
+    // buffers of the emu backend need not be).
+    uint64_t origin = 0;
+    for (int l = 0; l < kLanes && op->counter == Counter::kVm; ++l)
+      if ((op->exec >> l) & 1) {
+        if (const MemoryRegion* r = region_for(op->addr[l * 4], 1, false)) origin = r->base;
+        break;
+      }
+    timing::record_memory_cost(*op, origin, &w.timing->back());
+  }
   // A full counter stalls issue until the oldest operation returns.
   if (op->counter == Counter::kVm) {
     if (w.vm_queue.size() >= kMaxVmcnt) retire_oldest(Counter::kVm);

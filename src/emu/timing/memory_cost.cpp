@@ -53,7 +53,7 @@ uint32_t lds_bank_cycles(const uint64_t* addr, int dwords, uint64_t exec) {
   return std::max<uint32_t>(total, 1);
 }
 
-void record_memory_cost(const PendingOp& op, IssueRecord* rec) {
+void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec) {
   const int active = __builtin_popcountll(op.exec);
   switch (op.kind) {
     case PendingOp::kLdsLoad:
@@ -74,7 +74,7 @@ void record_memory_cost(const PendingOp& op, IssueRecord* rec) {
       for (int l = 0; l < 64; ++l) {
         if (!((op.exec >> l) & 1)) continue;
         for (int k = 0; k < op.dwords; ++k)
-          if (op.valid[l * 4 + k] & 1) lines[n++] = op.addr[l * 4 + k] / kCacheLineBytes;
+          if (op.valid[l * 4 + k] & 1) lines[n++] = (op.addr[l * 4 + k] - origin) / kCacheLineBytes;
       }
       std::sort(lines.begin(), lines.begin() + n);
       rec->cost = uint16_t(std::unique(lines.begin(), lines.begin() + n) - lines.begin());

@@ -17,8 +17,9 @@ namespace zyfa::emu::timing {
 // 4 bytes: the lanes are served in phases of 256 bytes (64 lanes of b32, 32 of b64, 16 of
 // b96/b128 in the lane groups measured on gfx950), and in each phase the bank that most
 // distinct dwords map to sets the clocks (the same dword read by several lanes is a
-// broadcast). VMEM: cost = distinct 128-byte lines the active lanes touch. bytes = data moved.
-void record_memory_cost(const PendingOp& op, IssueRecord* rec);
+// broadcast). VMEM: cost = distinct 128-byte lines the active lanes touch, counted from
+// `origin` (the start of the buffer, as a device allocation aligns it). bytes = data moved.
+void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec);
 
 // The LDS clocks of one access: `addr[lane * 4 + k]` is the byte address of dword k
 // (k < dwords) of lane `lane`, for the lanes set in `exec`.

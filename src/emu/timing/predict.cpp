@@ -20,6 +20,7 @@ int cu_of_workgroup(uint64_t id) {
 
 Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& base, const ModelOptions& m) {
   Prediction p;
+  p.kernel = g.kernel;
   const KernelInfo* k = g.object ? g.object->find_kernel(g.kernel) : nullptr;
   if (!k) {
     p.error = fmt::format("kernel '{}' is not in the code object", g.kernel);

@@ -31,6 +31,7 @@ struct ModelOptions {
 struct Prediction {
   bool ok = false;
   std::string error;
+  std::string kernel;
   uint64_t cycles = 0;
   double kernel_us = 0;          // at the fitted sustained clock (mi355x.h)
   double kernel_us_peak = 0;     // at the 2.4 GHz peak clock

@@ -60,7 +60,8 @@ TEST_P(TimingGuard, NotSlowerThanRecorded) {
   const int64_t n = kSeqlen / kKeyBlock;
   const double blocks = double(kHeads) * double(n * (n + 1) / 2);
   const double per_block = double(p.cycles) * p.cus_busy / blocks;
-  std::printf("%s %.1f\n%s\n", g.name, per_block, p.json().c_str());
+  std::printf("%s %.1f\n%s (%s, launch %zu of %zu)\n", g.name, per_block, p.json().c_str(), p.kernel.c_str(),
+              launches.size(), launches.size());
   const auto rec = recorded();
   const auto it = rec.find(g.name);
   ASSERT_NE(it, rec.end()) << "no line for " << g.name << " in " << ZYFA_TIMING_GUARD_FILE << "; add: " << g.name
