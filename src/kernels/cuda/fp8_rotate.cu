@@ -1,10 +1,14 @@
-// zyfa_fp8_quantize with options on Hopper. One warp per row: lane l holds, in each of the kNB
-// blocks of 32 kE values (1 block of d for Hadamard, 3 blocks of 64 for DCT3 x H64), the kE
-// contiguous values kE l .. kE l + kE - 1. FWHT stages shorter than kE stay in registers; the
-// others exchange with lane l ^ (h / kE) by shuffle, the lower element taking x_i + x_{i+h},
-// the upper x_i - x_{i+h}: exactly the fp32 operations of rotation::transform_row, so the codes
-// and descale match the cpu and gfx950 backends bit for bit. FMA contraction cannot change
-// them: every multiply feeds a multiply, a store or an explicit fmaf.
+// zyfa_fp8_quantize with options on Hopper. A group of kL lanes per row (kL = B / kE with
+// kE = 8 values per lane: 16 lanes for d = 128, 32 for d = 256, 8 per 64-column block of DCT3),
+// 32 / kL rows per warp and kR rows per group per loop step, loaded before any is transformed
+// so that enough bytes are in flight. Lane g of a group holds, in each of the kNB blocks of B
+// values (1 block of d for Hadamard, 3 blocks of 64 for DCT3 x H64), the kE contiguous values
+// kE g .. kE g + kE - 1. FWHT stages shorter than kE stay in registers; the others exchange
+// with lane g ^ (h / kE) by shuffle, the lower element taking x_i + x_{i+h}, the upper
+// x_i - x_{i+h} (as fma(-1, x_i, x_{i+h}), one rounding, the same value): exactly the fp32
+// operations of rotation::transform_row, so the codes and descale match the cpu and gfx950
+// backends bit for bit. No other FMA contraction can change them: every multiply feeds a
+// multiply, a store or an explicit fmaf.
 //   computed descale: memset, amax (atomicMax of |y| bits), descale, convert
 //   static descale:   convert only (one pass over the tensor)
 // Without a rotation (smoothing or a static descale alone) a generic per-element warp loop
@@ -18,6 +22,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+constexpr int kLaneValues = 8;  // kE: one 16-byte BF16 load and one 8-byte store per lane and block
 
 __device__ __forceinline__ float load_one(const RotateQuantizeArgs& a, int64_t off) {
   if (a.src_is_fp32) return static_cast<const float*>(a.src)[off];
@@ -61,34 +66,66 @@ __device__ __forceinline__ uint8_t encode(float v) {
   return static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));  // RNE
 }
 
-// Row r as element offsets of src and dst, and its head.
+// Row r as element offsets of src and dst, and its head. 32-bit division when the row count
+// allows it (a uniform branch): the 64-bit one costs more than the row's butterflies.
 __device__ __forceinline__ void row_offsets(const RotateQuantizeArgs& a, int64_t r, int64_t* so, int64_t* dso, int* head) {
-  const int64_t h = r % a.shape[2];
-  const int64_t bs = r / a.shape[2];
-  const int64_t s = bs % a.shape[1];
-  const int64_t b = bs / a.shape[1];
+  int64_t h, s, b;
+  if (a.shape[0] * a.shape[1] * a.shape[2] <= int64_t{0x7FFFFFFF}) {
+    const uint32_t r32 = static_cast<uint32_t>(r), nh = static_cast<uint32_t>(a.shape[2]);
+    const uint32_t ns = static_cast<uint32_t>(a.shape[1]);
+    const uint32_t bs = r32 / nh;
+    h = r32 - bs * nh;
+    const uint32_t b32 = bs / ns;
+    s = bs - b32 * ns;
+    b = b32;
+  } else {
+    h = r % a.shape[2];
+    const int64_t bs = r / a.shape[2];
+    s = bs % a.shape[1];
+    b = bs / a.shape[1];
+  }
   *so = b * a.src_stride[0] + s * a.src_stride[1] + h * a.src_stride[2];
   *dso = b * a.dst_stride[0] + s * a.dst_stride[1] + h * a.dst_stride[2];
   *head = static_cast<int>(h);
 }
 
-// The transformed row in v[blk][k] (column blk * 32 kE + kE lane + k).
-template <int kNB, int kE, bool kF32, bool kVec>
-__device__ __forceinline__ void transform(const RotateQuantizeArgs& a, int64_t so, int head, int lane,
-                                          float (&v)[kNB][kE]) {
-  constexpr int kBlock = 32 * kE;
-  const int d = kNB * kBlock;
+// The sign bits (as float sign masks) of this lane's columns: fixed for the launch.
+template <int kNB, int kE>
+__device__ __forceinline__ void lane_signs(const RotateQuantizeArgs& a, int g, int block, uint32_t (&sg)[kNB][kE]) {
 #pragma unroll
-  for (int blk = 0; blk < kNB; ++blk) {
-    const int col0 = blk * kBlock + kE * lane;
-    load_run<kE, kF32, kVec>(a, so + col0, v[blk]);
+  for (int blk = 0; blk < kNB; ++blk)
 #pragma unroll
     for (int k = 0; k < kE; ++k) {
-      if (a.mean) v[blk][k] = v[blk][k] - a.mean[static_cast<int64_t>(head) * d + col0 + k];
-      const int col = col0 + k;
-      if ((a.rot.sign[col >> 5] >> (col & 31)) & 1u) v[blk][k] = -v[blk][k];
+      const int col = blk * block + kE * g + k;
+      sg[blk][k] = ((a.rot.sign[col >> 5] >> (col & 31)) & 1u) << 31;
     }
+}
+
+// Loads row `so` (when valid) into v: minus the mean, signs applied. Invalid rows read zeros.
+template <int kNB, int kE, bool kF32, bool kVec>
+__device__ __forceinline__ void load_row(const RotateQuantizeArgs& a, bool valid, int64_t so, int head, int g, int block,
+                                         const uint32_t (&sg)[kNB][kE], float (&v)[kNB][kE]) {
+#pragma unroll
+  for (int blk = 0; blk < kNB; ++blk) {
+    const int col0 = blk * block + kE * g;
+    if (valid) {
+      load_run<kE, kF32, kVec>(a, so + col0, v[blk]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kE; ++k) v[blk][k] = 0.0f;
+    }
+    if (a.mean && valid) {
+#pragma unroll
+      for (int k = 0; k < kE; ++k) v[blk][k] = v[blk][k] - a.mean[static_cast<int64_t>(head) * a.shape[3] + col0 + k];
+    }
+#pragma unroll
+    for (int k = 0; k < kE; ++k) v[blk][k] = __uint_as_float(__float_as_uint(v[blk][k]) ^ sg[blk][k]);
   }
+}
+
+// Butterflies and the post step of one loaded row (v[blk][k] is column blk B + kE g + k).
+template <int kNB, int kE, int kL>
+__device__ __forceinline__ void transform_row(const RotateQuantizeArgs& a, int g, float (&v)[kNB][kE]) {
 #pragma unroll
   for (int blk = 0; blk < kNB; ++blk) {
 #pragma unroll
@@ -101,13 +138,12 @@ __device__ __forceinline__ void transform(const RotateQuantizeArgs& a, int64_t s
           v[blk][k + h] = x0 - x1;
         }
 #pragma unroll
-    for (int h = kE; h < kBlock; h *= 2) {
-      const int m = h / kE;
-      const bool upper = (lane & m) != 0;
+    for (int m = 1; m < kL; m *= 2) {
+      const float sgn = (g & m) != 0 ? -1.0f : 1.0f;  // upper: p - x, lower: x + p
 #pragma unroll
       for (int k = 0; k < kE; ++k) {
         const float p = __shfl_xor_sync(0xffffffffu, v[blk][k], m);
-        v[blk][k] = upper ? p - v[blk][k] : v[blk][k] + p;
+        v[blk][k] = fmaf(sgn, v[blk][k], p);
       }
     }
   }
@@ -157,57 +193,84 @@ __device__ __forceinline__ uint32_t quantize(float y, float inv, bool saturate, 
   return sat;
 }
 
-template <int kNB, int kE, bool kF32, bool kVec>
-__global__ void __launch_bounds__(kThreads) rot_amax_kernel(const __grid_constant__ RotateQuantizeArgs a) {
+// kL lanes per row block; kR rows per group per step.
+template <int kNB, int kE, int kL, bool kF32, bool kVec, bool kConvert>
+__device__ __forceinline__ void rot_pass(const RotateQuantizeArgs& a) {
+  constexpr int kG = 32 / kL;  // rows per warp at a time
+  constexpr int kR = kNB == 1 ? 2 : 1;  // DCT3 rows hold 3 blocks already (and spill at 2)
+  constexpr int kB = kE * kL;  // block length
   const int lane = threadIdx.x % 32;
+  const int g = lane % kL;
   const int64_t rows = a.shape[0] * a.shape[1] * a.shape[2];
-  uint32_t m = 0;
-  for (int64_t r = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32; r < rows; r += int64_t{gridDim.x} * kWarps) {
-    int64_t so, dso;
-    int head;
-    row_offsets(a, r, &so, &dso, &head);
-    float v[kNB][kE];
-    transform<kNB, kE, kF32, kVec>(a, so, head, lane, v);
-#pragma unroll
-    for (int blk = 0; blk < kNB; ++blk)
-#pragma unroll
-      for (int k = 0; k < kE; ++k) m = max(m, __float_as_uint(v[blk][k]) & 0x7FFFFFFFu);
-  }
-  m = warp_max(m);
-  if (lane == 0 && m != 0) atomicMax(reinterpret_cast<unsigned int*>(a.descale), m);
-}
-
-template <int kNB, int kE, bool kF32, bool kVec>
-__global__ void __launch_bounds__(kThreads) rot_convert_kernel(const __grid_constant__ RotateQuantizeArgs a) {
-  const int lane = threadIdx.x % 32;
-  const int64_t rows = a.shape[0] * a.shape[1] * a.shape[2];
-  float descale, inv;
-  descale_of(a, &descale, &inv);
+  const int64_t warp = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32;
+  const int64_t slots = int64_t{gridDim.x} * kWarps * kG;
+  const int64_t slot = warp * kG + lane / kL;
+  uint32_t sg[kNB][kE];
+  lane_signs<kNB, kE>(a, g, kB, sg);
+  float descale = 0.0f, inv = 0.0f;
   const bool saturate = a.static_descale != 0.0f;
-  if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
-  uint32_t count = 0;
-  for (int64_t r = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32; r < rows; r += int64_t{gridDim.x} * kWarps) {
-    int64_t so, dso;
-    int head;
-    row_offsets(a, r, &so, &dso, &head);
-    float v[kNB][kE];
-    transform<kNB, kE, kF32, kVec>(a, so, head, lane, v);
+  if constexpr (kConvert) {
+    descale_of(a, &descale, &inv);
+    if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
+  }
+  uint32_t acc = 0;  // amax bits, or the saturation count
+  for (int64_t base = 0; base + warp * kG < rows; base += slots * kR) {
+    float v[kR][kNB][kE];
+    int64_t dso[kR];
+    bool valid[kR];
 #pragma unroll
-    for (int blk = 0; blk < kNB; ++blk) {
-      Chunk<kE> out;
+    for (int j = 0; j < kR; ++j) {
+      const int64_t r = base + j * slots + slot;
+      valid[j] = r < rows;
+      int64_t so = 0;
+      int head = 0;
+      dso[j] = 0;
+      if (valid[j]) row_offsets(a, r, &so, &dso[j], &head);
+      load_row<kNB, kE, kF32, kVec>(a, valid[j], so, head, g, kB, sg, v[j]);
+    }
 #pragma unroll
-      for (int k = 0; k < kE; ++k) count += quantize(v[blk][k], inv, saturate, &out.b[k]);
-      uint8_t* p = a.dst + dso + blk * 32 * kE + kE * lane;
-      if constexpr (kVec) {
-        *reinterpret_cast<Chunk<kE>*>(p) = out;
+    for (int j = 0; j < kR; ++j) {
+      transform_row<kNB, kE, kL>(a, g, v[j]);
+      if (!valid[j]) continue;
+      if constexpr (kConvert) {
+#pragma unroll
+        for (int blk = 0; blk < kNB; ++blk) {
+          Chunk<kE> out;
+#pragma unroll
+          for (int k = 0; k < kE; ++k) acc += quantize(v[j][blk][k], inv, saturate, &out.b[k]);
+          uint8_t* p = a.dst + dso[j] + blk * kB + kE * g;
+          if constexpr (kVec) {
+            *reinterpret_cast<Chunk<kE>*>(p) = out;
+          } else {
+#pragma unroll
+            for (int k = 0; k < kE; ++k) p[k] = out.b[k];
+          }
+        }
       } else {
 #pragma unroll
-        for (int k = 0; k < kE; ++k) p[k] = out.b[k];
+        for (int blk = 0; blk < kNB; ++blk)
+#pragma unroll
+          for (int k = 0; k < kE; ++k) acc = max(acc, __float_as_uint(v[j][blk][k]) & 0x7FFFFFFFu);
       }
     }
   }
-  count = warp_sum(count);
-  if (a.saturated && lane == 0 && count) atomicAdd(a.saturated, count);
+  if constexpr (kConvert) {
+    acc = warp_sum(acc);
+    if (a.saturated && lane == 0 && acc) atomicAdd(a.saturated, acc);
+  } else {
+    acc = warp_max(acc);
+    if (lane == 0 && acc != 0) atomicMax(reinterpret_cast<unsigned int*>(a.descale), acc);
+  }
+}
+
+template <int kNB, int kE, int kL, bool kF32, bool kVec>
+__global__ void __launch_bounds__(kThreads) rot_amax_kernel(const __grid_constant__ RotateQuantizeArgs a) {
+  rot_pass<kNB, kE, kL, kF32, kVec, false>(a);
+}
+
+template <int kNB, int kE, int kL, bool kF32, bool kVec>
+__global__ void __launch_bounds__(kThreads) rot_convert_kernel(const __grid_constant__ RotateQuantizeArgs a) {
+  rot_pass<kNB, kE, kL, kF32, kVec, true>(a);
 }
 
 // No rotation: smoothing and/or a static descale on any head_dim, one element per lane step.
@@ -271,39 +334,36 @@ __global__ void descale_kernel(float* descale) {
 
 using KernelFn = void (*)(RotateQuantizeArgs);
 
-template <int kNB, int kE, bool kF32>
+template <int kNB, int kE, int kL, bool kF32>
 void pick(bool vec, KernelFn* amax, KernelFn* convert) {
-  *amax = vec ? rot_amax_kernel<kNB, kE, kF32, true> : rot_amax_kernel<kNB, kE, kF32, false>;
-  *convert = vec ? rot_convert_kernel<kNB, kE, kF32, true> : rot_convert_kernel<kNB, kE, kF32, false>;
+  *amax = vec ? rot_amax_kernel<kNB, kE, kL, kF32, true> : rot_amax_kernel<kNB, kE, kL, kF32, false>;
+  *convert = vec ? rot_convert_kernel<kNB, kE, kL, kF32, true> : rot_convert_kernel<kNB, kE, kL, kF32, false>;
 }
 
 template <bool kF32>
 bool pick_rotation(const RotateQuantizeArgs& a, KernelFn* amax, KernelFn* convert) {
   const bool vec = a.vector_io != 0;
   if (a.rot.kind == rotation::kDct3H64) {
-    pick<3, 2, kF32>(vec, amax, convert);
+    pick<3, kLaneValues, 64 / kLaneValues, kF32>(vec, amax, convert);
     return true;
   }
   switch (a.shape[3]) {
-    case 32: pick<1, 1, kF32>(vec, amax, convert); return true;
-    case 64: pick<1, 2, kF32>(vec, amax, convert); return true;
-    case 128: pick<1, 4, kF32>(vec, amax, convert); return true;
-    case 256: pick<1, 8, kF32>(vec, amax, convert); return true;
+    case 32: pick<1, kLaneValues, 32 / kLaneValues, kF32>(vec, amax, convert); return true;
+    case 64: pick<1, kLaneValues, 64 / kLaneValues, kF32>(vec, amax, convert); return true;
+    case 128: pick<1, kLaneValues, 128 / kLaneValues, kF32>(vec, amax, convert); return true;
+    case 256: pick<1, kLaneValues, 256 / kLaneValues, kF32>(vec, amax, convert); return true;
     default: return false;
   }
 }
 
 }  // namespace
 
-int rotate_chunk_align_src(int64_t head_dim, int elem_bytes, int kind) {
-  const int64_t e = kind == rotation::kDct3H64 ? 2 : head_dim / 32;
-  const int64_t bytes = e * elem_bytes;
-  return static_cast<int>(bytes > 16 ? 16 : bytes);
+int rotate_chunk_align_src(int64_t, int elem_bytes, int) {
+  const int bytes = kLaneValues * elem_bytes;
+  return bytes > 16 ? 16 : bytes;
 }
 
-int rotate_chunk_align_dst(int64_t head_dim, int kind) {
-  return static_cast<int>(kind == rotation::kDct3H64 ? 2 : head_dim / 32);
-}
+int rotate_chunk_align_dst(int64_t, int) { return kLaneValues; }
 
 cudaError_t launch_fp8_rotate_quantize(const RotateQuantizeArgs& a, int sm_count, cudaStream_t stream) {
   KernelFn amax = plain_amax_kernel, convert = plain_convert_kernel;
