@@ -228,9 +228,12 @@ __device__ __forceinline__ void rot_pass(const RotateQuantizeArgs& a) {
       if (valid[j]) row_offsets(a, r, &so, &dso[j], &head);
       load_row<kNB, kE, kF32, kVec>(a, valid[j], so, head, g, kB, sg, v[j]);
     }
+    // Every row's shuffles before any branch on validity: shuffles in divergent code would
+    // make the compiler add collective bookkeeping around each of them.
+#pragma unroll
+    for (int j = 0; j < kR; ++j) transform_row<kNB, kE, kL>(a, g, v[j]);
 #pragma unroll
     for (int j = 0; j < kR; ++j) {
-      transform_row<kNB, kE, kL>(a, g, v[j]);
       if (!valid[j]) continue;
       if constexpr (kConvert) {
 #pragma unroll
