@@ -258,6 +258,32 @@ void complete_lds_op(Executor& x, PendingOp& op) {
     }
     return;
   }
+  const bool rtn_atomic = (op.op >= op::DS_ADD_RTN_U32 && op.op <= op::DS_ADD_RTN_F32) || op.op == op::DS_WRXCHG_RTN_B32;
+  // Whole-dword reads and writes with every byte inside the LDS (the footprint set at issue
+  // bounds all of them; issue checked each lane too): copies without per-lane checks, in the
+  // same lane order as the general loop below.
+  if (op.elem_bytes == 4 && op.d16 < 0 && op.box_hi[1] <= w.wg->lds.size()) {
+    uint8_t* lds = w.wg->lds.data();
+    if (op.kind == PendingOp::kLdsLoad && op.op != 0 && !rtn_atomic) {
+      for (int k = 0; k < op.dwords; ++k) {
+        uint32_t* row = dst_row(k);
+        if (exec == ~0ull) {
+          for (int l = 0; l < kLanes; ++l) std::memcpy(&row[l], lds + op.addr[l * 4 + k], 4);
+        } else {
+          for (int l = 0; l < kLanes; ++l)
+            if ((exec >> l) & 1) std::memcpy(&row[l], lds + op.addr[l * 4 + k], 4);
+        }
+      }
+      return;
+    }
+    if (op.kind == PendingOp::kLdsStore) {
+      for (int l = 0; l < kLanes; ++l) {
+        if (!((exec >> l) & 1)) continue;
+        for (int k = 0; k < op.dwords; ++k) std::memcpy(lds + op.addr[l * 4 + k], &op.data[l * 4 + k], 4);
+      }
+      return;
+    }
+  }
   for (int l = 0; l < kLanes; ++l) {
     if (!((exec >> l) & 1)) continue;
     for (int k = 0; k < op.dwords; ++k) {

@@ -6,6 +6,7 @@
 // Independent Instructions"; LLVM GCNHazardRecognizer.cpp (checkMAIHazards90A); VOP3P op_sel
 // rules from the CDNA4 ISA "VOP3P" section (op_sel picks the source half/dword of the low
 // result, op_sel_hi that of the high result).
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -188,8 +189,10 @@ void execute_mfma(Executor& x) {
   if (w.valu_exec_write_clock && int64_t(w.clock) - int64_t(w.valu_exec_write_clock - 1) - 1 < 4)
     x.fault("MFMA hazard: MFMA less than 4 wait states after a VALU write of EXEC");
 
-  auto gather = [&](uint32_t first, int regs, std::vector<uint32_t>& out, const char* role, bool srcc) {
-    out.resize(size_t(regs) * kLanes);
+  // Checks each register of an operand and returns the operand in place: the registers of a
+  // range are consecutive physical registers, register-major as MfmaArgs::register_major
+  // takes them, so nothing is copied.
+  auto operand = [&](uint32_t first, int regs, const char* role, bool srcc) -> const uint32_t* {
     for (int r = 0; r < regs; ++r) {
       const uint32_t reg = first + r;
       const bool agpr = reg >= kAgprBase;
@@ -209,45 +212,49 @@ void execute_mfma(Executor& x) {
         x.hazard_check_read_vgpr(reg, true, false);
       }
       check_valu_then_mfma(x, reg, role);
-      const uint32_t* row = agpr ? x.areg_read(reg - kAgprBase) : x.vreg_read(reg);
-      for (int l = 0; l < kLanes; ++l) out[size_t(l) * regs + r] = row[l];
+      if (agpr) x.areg_read(reg - kAgprBase);
+      else x.vreg_read(reg);
     }
+    return first >= kAgprBase ? w.areg(first - kAgprBase) : w.vreg(first);
   };
-  std::vector<uint32_t> A, B, C, D(size_t(info.d_regs) * kLanes);
-  gather(a0, info.a_regs, A, "SrcA", false);
-  gather(b0, info.b_regs, B, "SrcB", false);
+  thread_local std::array<uint32_t, 16 * kLanes> C, D;
+  const uint32_t* A = operand(a0, info.a_regs, "SrcA", false);
+  const uint32_t* B = operand(b0, info.b_regs, "SrcB", false);
+  const uint32_t* Cp = C.data();
   if (c_is_reg) {
-    gather(c0, info.d_regs, C, "SrcC", true);
+    Cp = operand(c0, info.d_regs, "SrcC", true);
   } else {
     uint32_t tmp[kLanes];
     const uint32_t v = x.vsrc(in.src[2], tmp)[0];
-    C.assign(size_t(info.d_regs) * kLanes, v);
+    std::fill(C.begin(), C.begin() + size_t(info.d_regs) * kLanes, v);
   }
-  std::vector<uint32_t> SA, SB;
   MfmaArgs args;
   args.op = *mop;
-  args.a = A.data();
-  args.b = B.data();
-  args.c = C.data();
+  args.a = A;
+  args.b = B;
+  args.c = Cp;
   args.d = D.data();
+  args.register_major = true;
   args.cbsz = in.cbsz;
   args.abid = in.scaled ? 0 : in.abid;
   args.blgp = in.blgp;
+  uint32_t SA[kLanes], SB[kLanes];
   if (in.scaled) {
     // Scale operands: a VGPR (one value per lane) or, as LLVM also accepts, an SGPR or
     // constant that every lane sees.
     for (int i = 0; i < 2; ++i) {
-      std::vector<uint32_t>& out = i == 0 ? SA : SB;
+      uint32_t* out = i == 0 ? SA : SB;
       if (in.scale_src[i] >= operand::kVgpr0) {
-        gather(in.scale_src[i] - operand::kVgpr0, 1, out, i == 0 ? "scale A" : "scale B", false);
+        const uint32_t* row = operand(in.scale_src[i] - operand::kVgpr0, 1, i == 0 ? "scale A" : "scale B", false);
+        std::memcpy(out, row, sizeof(SA));
       } else {
         uint32_t tmp[kLanes];
         const uint32_t* v = x.vsrc(in.scale_src[i], tmp);
-        out.assign(v, v + kLanes);
+        std::memcpy(out, v, sizeof(SA));
       }
     }
-    args.scale_a = SA.data();
-    args.scale_b = SB.data();
+    args.scale_a = SA;
+    args.scale_b = SB;
     args.scale_a_sel = in.scale_sel[0];
     args.scale_b_sel = in.scale_sel[1];
   }
@@ -270,7 +277,7 @@ void execute_mfma(Executor& x) {
     }
     if (w.pending_total && w.pending_write[reg]) x.check_pending(reg, "overwrite");
     uint32_t* row = reg >= kAgprBase ? x.adst(reg - kAgprBase) : x.vdst(reg);
-    for (int l = 0; l < kLanes; ++l) row[l] = D[size_t(l) * info.d_regs + r];
+    std::memcpy(row, &D[size_t(r) * kLanes], sizeof(uint32_t) * kLanes);
   }
   const uint64_t clock = w.clock;
   for (int r = 0; r < info.d_regs; ++r) {

@@ -291,8 +291,19 @@ struct ValuExec {
   // Set when the instruction's clamp/omod were given their meaning (out_f32, or the integer
   // clamp of v_add/sub_u32); an instruction that carries them without is refused afterwards.
   mutable bool output_modifiers_applied = false;
+  // No omod and no clamp (almost every instruction): only the denormal flush is left, inline
+  // so that the lane loops vectorize.
+  bool plain_output() const {
+    return in.enc == Encoding::kVop3 ? (!in.omod && !in.clamp) : in.is_sdwa ? (!in.sdwa.omod && !in.sdwa.clamp) : true;
+  }
+  const bool plain_out = plain_output();
+  const bool flush_out = !(w.mode & (1u << 5));
   uint32_t out_f32(uint32_t r) const {
     output_modifiers_applied = true;
+    if (plain_out) return flush_out ? flush32(r) : r;
+    return out_f32_modified(r);
+  }
+  uint32_t out_f32_modified(uint32_t r) const {
     const uint8_t omod = in.enc == Encoding::kVop3 ? in.omod : in.is_sdwa ? in.sdwa.omod : 0;
     const bool clamp = in.enc == Encoding::kVop3 ? in.clamp : in.is_sdwa ? in.sdwa.clamp : false;
     // The hardware ignores omod when MODE.IEEE is set or f32 output denormals are enabled
@@ -348,6 +359,10 @@ struct ValuExec {
       mark_partial_write();
       return;
     }
+    if (write_mask == ~0ull) {
+      std::memcpy(dst_row, res, sizeof(res));
+      return;
+    }
     for (int l = 0; l < kLanes; ++l)
       if ((write_mask >> l) & 1) dst_row[l] = res[l];
   }
@@ -393,6 +408,10 @@ struct ValuExec {
   // Per-lane helpers.
   template <typename F>
   void lanes(F f) {
+    if (write_mask == ~0ull) {  // every lane: no per-lane test, the loop can vectorize
+      for (int l = 0; l < kLanes; ++l) res[l] = f(l);
+      return;
+    }
     for (int l = 0; l < kLanes; ++l)
       if ((write_mask >> l) & 1) res[l] = f(l);
   }

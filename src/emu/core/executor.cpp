@@ -395,11 +395,9 @@ void Executor::check_global(uint64_t addr, uint32_t bytes, bool write, int lane)
                     write ? "writes" : "reads", bytes, addr));
 }
 
-uint8_t* Executor::lds_ptr(uint64_t offset, uint32_t bytes, int lane, bool write) {
-  if (offset + bytes > wg_.lds.size())
-    fault(fmt::format("lane {} {} {} bytes of LDS at offset 0x{:x}, beyond the {} bytes allocated", lane,
-                      write ? "writes" : "reads", bytes, offset, wg_.lds.size()));
-  return wg_.lds.data() + offset;
+void Executor::lds_out_of_range(uint64_t offset, uint32_t bytes, int lane, bool write) const {
+  fault(fmt::format("lane {} {} {} bytes of LDS at offset 0x{:x}, beyond the {} bytes allocated", lane,
+                    write ? "writes" : "reads", bytes, offset, wg_.lds.size()));
 }
 
 // ---------------------------------------------------------------- scheduling

@@ -84,12 +84,17 @@ class Executor {
   void maybe_complete_random();
   // Cross-wave ordering at barriers and loads to LDS (memory_order.cpp).
   void record_unfenced_writes();
-  void check_memory_order(const PendingOp& op);
+  // Sets the op's footprint (PendingOp::box_*) and checks it; before the op is queued.
+  void check_memory_order(PendingOp& op);
 
   // Memory.
   const MemoryRegion* region_for(uint64_t addr, uint64_t bytes, bool write) const;
   void check_global(uint64_t addr, uint32_t bytes, bool write, int lane);
-  uint8_t* lds_ptr(uint64_t offset, uint32_t bytes, int lane, bool write);
+  uint8_t* lds_ptr(uint64_t offset, uint32_t bytes, int lane, bool write) {
+    if (offset + bytes > wg_.lds.size()) lds_out_of_range(offset, bytes, lane, write);
+    return wg_.lds.data() + offset;
+  }
+  [[noreturn]] void lds_out_of_range(uint64_t offset, uint32_t bytes, int lane, bool write) const;
 
   // Hazards (wait states, see hazards.cpp).
   void hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is_vmem_or_ds);
@@ -136,6 +141,8 @@ class Executor {
   std::map<std::pair<uint32_t, int>, RuleWarning> warnings_;  // by (pc, rule)
   // Per wave of the workgroup: clock (+1) of the last permlane swap that wrote each VGPR.
   std::vector<std::array<uint64_t, 256>> swap_write_clock_;
+  // The LDS byte ranges of the op being checked, contiguous ones merged (memory_order.cpp).
+  std::vector<LdsRaceShadow::Range> lds_ranges_;
   friend struct ValuExec;
   friend struct SaluExec;
 

@@ -45,14 +45,42 @@ void LdsRaceShadow::race(Executor& x, uint32_t wave, uint64_t byte, Access kind,
                       wave, kind == Access::kWrite ? "writes" : "reads", byte, first));
 }
 
-void LdsRaceShadow::access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_t pc, uint64_t begin, uint64_t end,
-                           Access kind) {
-  // The shadow follows the workgroup's LDS size (a later dispatch may allocate more). Bytes
-  // past it are no LDS: the access's own bounds check answers for them, not this one.
-  if (write_.size() != lds_bytes) reset(lds_bytes);
-  end = std::min<uint64_t>(end, lds_bytes);
-  const uint32_t mine = (epoch_ << 5) | (wave + 1);
+inline void LdsRaceShadow::access_range(Executor& x, uint32_t wave, uint32_t pc, uint64_t begin, uint64_t end,
+                                        Access kind) {
+  const uint32_t epoch = epoch_;
+  const uint32_t mine = (epoch << 5) | (wave + 1);
   const uint32_t bit = 1u << wave;
+  // Almost every access is race-free: test the whole range without branches (the loops
+  // vectorize), then record it. Only a range with a race takes the byte-by-byte loop below,
+  // which stops at the first racing byte exactly as if there were no fast path.
+  uint32_t* wr = write_.data();
+  uint32_t* rd = read_.data();
+  uint32_t bad = 0;
+  if (kind == Access::kWrite) {
+    for (uint64_t i = begin; i < end; ++i) {
+      const uint32_t w = wr[i], r = rd[i];
+      bad |= (uint32_t((w >> 5) == epoch) & uint32_t(w != mine)) |
+             (uint32_t((r >> 16) == epoch) & uint32_t((r & 0xFFFF & ~bit) != 0));
+    }
+    if (!bad) {
+      std::fill(wr + begin, wr + end, mine);
+      std::fill(write_pc_.data() + begin, write_pc_.data() + end, pc);
+      return;
+    }
+  } else {
+    for (uint64_t i = begin; i < end; ++i) {
+      const uint32_t w = wr[i];
+      bad |= uint32_t((w >> 5) == epoch) & uint32_t(w != mine);
+    }
+    if (!bad) {
+      const uint32_t fresh = (epoch << 16) | bit;
+      for (uint64_t i = begin; i < end; ++i) {
+        const uint32_t r = rd[i];
+        rd[i] = (r >> 16) == epoch ? (r | bit) : fresh;
+      }
+      return;
+    }
+  }
   for (uint64_t i = begin; i < end; ++i) {
     const uint32_t w = write_[i];
     if ((w >> 5) == epoch_ && w != mine) race(x, wave, i, kind, (w & 31) - 1, true, write_pc_[i]);
@@ -66,6 +94,18 @@ void LdsRaceShadow::access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_
     } else {
       read_[i] = (same_epoch ? r : (epoch_ << 16)) | bit;
     }
+  }
+}
+
+void LdsRaceShadow::access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_t pc, const Range* ranges,
+                           size_t n) {
+  // The shadow follows the workgroup's LDS size (a later dispatch may allocate more). Bytes
+  // past it are no LDS: the access's own bounds check answers for them, not this one.
+  if (write_.size() != lds_bytes) reset(lds_bytes);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t end = std::min<uint64_t>(ranges[i].end, lds_bytes);
+    if (ranges[i].begin < end)
+      access_range(x, wave, pc, ranges[i].begin, end, ranges[i].write ? Access::kWrite : Access::kRead);
   }
 }
 

@@ -98,6 +98,7 @@ void Executor::record_unfenced_writes() {
           u.ranges.push_back({r.lds, r.write, r.begin, r.end});
           u.lo[r.lds] = std::min(u.lo[r.lds], r.begin);
           u.hi[r.lds] = std::max(u.hi[r.lds], r.end);
+          u.writes[r.lds] |= r.write;
         });
         if (!u.ranges.empty()) wg_.unfenced.push_back(std::move(u));
       }
@@ -105,26 +106,68 @@ void Executor::record_unfenced_writes() {
   }
 }
 
-void Executor::check_memory_order(const PendingOp& op) {
+void Executor::check_memory_order(PendingOp& op) {
   Wave& w = *w_;
+  // One pass over the lanes: the footprint per space, and the LDS ranges with contiguous
+  // ones merged (same bytes in the same order, so the race detector sees what it would see
+  // range by range).
+  op.box_lo[0] = op.box_lo[1] = ~0ull;
+  op.box_hi[0] = op.box_hi[1] = 0;
+  op.box_write[0] = op.box_write[1] = false;
+  lds_ranges_.clear();
+  const bool permute = op.kind == PendingOp::kLdsLoad && op.lds_base == 0xFFFFFFFFu;
+  if ((op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore || op.kind == PendingOp::kLdsAtomic) &&
+      !permute) {
+    // DS operations, the bulk of the calls: the same ranges as for_each_range gives, without
+    // its per-element dispatch.
+    const bool write = op.kind != PendingOp::kLdsLoad || is_lds_rtn_atomic(op.op);
+    const uint64_t bytes = op.elem_bytes < 4 ? op.elem_bytes : 4;
+    uint64_t lo = ~0ull, hi = 0;
+    for (uint64_t m = op.exec; m; m &= m - 1) {
+      const int l = __builtin_ctzll(m);
+      for (int k = 0; k < op.dwords; ++k) {
+        const uint64_t a = op.addr[l * 4 + k], e = a + bytes;
+        lo = std::min(lo, a);
+        hi = std::max(hi, e);
+        if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
+          lds_ranges_.back().end = e;
+        else
+          lds_ranges_.push_back({a, e, write});
+      }
+    }
+    op.box_lo[1] = lo;
+    op.box_hi[1] = hi;
+    op.box_write[1] = write && hi > lo;
+  } else {
+    for_each_range(op, [&](const Range& r) {
+      op.box_lo[r.lds] = std::min(op.box_lo[r.lds], r.begin);
+      op.box_hi[r.lds] = std::max(op.box_hi[r.lds], r.end);
+      op.box_write[r.lds] |= r.write;
+      if (!r.lds) return;
+      if (!lds_ranges_.empty() && lds_ranges_.back().end == r.begin && lds_ranges_.back().write == r.write)
+        lds_ranges_.back().end = r.end;
+      else
+        lds_ranges_.push_back({r.begin, r.end, r.write});
+    });
+  }
+  const auto overlaps = [](uint64_t lo0, uint64_t hi0, uint64_t lo1, uint64_t hi1) { return lo0 < hi1 && lo1 < hi0; };
+
   // Races within the barrier interval; a single wave has nobody to race with. Atomics are
   // meant to be concurrent and are not tracked.
   const bool lds_access = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
                           op.kind == PendingOp::kGlobalLoadToLds;
   const bool atomic = op.kind == PendingOp::kLdsLoad && is_lds_rtn_atomic(op.op);
-  if (lds_access && !atomic && wg_.waves.size() > 1) {
-    for_each_range(op, [&](const Range& r) {
-      if (r.lds)
-        wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, r.begin, r.end,
-                            r.write ? LdsRaceShadow::Access::kWrite : LdsRaceShadow::Access::kRead);
-    });
+  if (lds_access && !atomic && wg_.waves.size() > 1 && !lds_ranges_.empty()) {
+    wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, lds_ranges_.data(), lds_ranges_.size());
   }
-  // LDS written by this wave's own loads-to-LDS still in flight.
+  // LDS written by this wave's own loads-to-LDS still in flight. Pairs whose footprints are
+  // apart cannot overlap; the others are compared range by range.
   const bool touches_lds = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
                            op.kind == PendingOp::kLdsAtomic || op.kind == PendingOp::kGlobalLoadToLds;
   if (touches_lds && w.lds_dma_in_flight) {
     for (const PendingOp* dma : w.vm_queue) {
       if (dma->kind != PendingOp::kGlobalLoadToLds || dma == &op) continue;
+      if (!overlaps(dma->box_lo[1], dma->box_hi[1], op.box_lo[1], op.box_hi[1])) continue;
       for_each_range(*dma, [&](const Range& d) {
         if (!d.lds) return;
         for_each_range(op, [&](const Range& r) {
@@ -137,6 +180,15 @@ void Executor::check_memory_order(const PendingOp& op) {
     }
   }
   if (wg_.unfenced.empty()) return;
+  // Only an access of another wave whose footprint overlaps this one in the same space, one
+  // of the two writing there, can conflict; without one the byte ranges need no look.
+  bool candidate = false;
+  for (const UnfencedAccess& u : wg_.unfenced) {
+    if (u.wave == w.id_in_group) continue;
+    for (int s = 0; s < 2; ++s)
+      candidate |= (op.box_write[s] || u.writes[s]) && overlaps(u.lo[s], u.hi[s], op.box_lo[s], op.box_hi[s]);
+  }
+  if (!candidate) return;
   for_each_range(op, [&](const Range& r) {
     for (const UnfencedAccess& u : wg_.unfenced) {
       if (u.wave == w.id_in_group || r.begin >= u.hi[r.lds] || u.lo[r.lds] >= r.end) continue;

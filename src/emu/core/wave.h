@@ -72,6 +72,11 @@ struct PendingOp {
   // Landed: memory was read/written and destination registers hold the data. The registers
   // stay "unwaited" (a read is a fault) until an s_waitcnt retires the operation.
   bool landed = false;
+  // What the op touches, per space (0 global, 1 LDS): the bounding byte range [lo, hi) (empty:
+  // lo > hi) and whether it writes there. Set at issue (memory_order.cpp) so that the ordering
+  // checks can pass over operations that cannot conflict without looking at every lane.
+  uint64_t box_lo[2] = {~0ull, ~0ull}, box_hi[2] = {0, 0};
+  bool box_write[2] = {false, false};
   uint8_t nmarked = 0;
   std::array<uint16_t, 16> marked;         // destination registers flagged in flight
 };
@@ -166,6 +171,7 @@ struct UnfencedAccess {
   };
   uint32_t wave = 0, pc = 0;
   uint64_t lo[2], hi[2];  // bounding range per space (index: 0 global, 1 LDS)
+  bool writes[2] = {false, false};  // any write in that space
   std::vector<Bytes> ranges;
 };
 

@@ -372,7 +372,29 @@ void mfma_execute(const MfmaArgs& args) {
                         d.family == Family::F8F6F4, d.scaled};
   if (f.a == Elem::E4M3 && f.b == Elem::E4M3 && mfma_e4m3_execute(shape, args)) return;
   if (f.a == Elem::BF16 && f.b == Elem::BF16 && mfma_bf16_execute(shape, args)) return;
-  mfma_execute_general(args);
+  if (!args.register_major) {
+    mfma_execute_general(args);
+    return;
+  }
+  // The general path takes lane-major registers: transpose in and out.
+  const MfmaInfo info = mfma_info(args.op, args.cbsz, args.blgp);
+  std::array<uint32_t, 64 * 16> a, b, c, dl;
+  const auto to_lane_major = [](const uint32_t* rm, int regs, uint32_t* lm) {
+    for (int r = 0; r < regs; ++r)
+      for (int l = 0; l < 64; ++l) lm[l * regs + r] = rm[r * 64 + l];
+  };
+  to_lane_major(args.a, info.a_regs, a.data());
+  to_lane_major(args.b, info.b_regs, b.data());
+  to_lane_major(args.c, info.d_regs, c.data());
+  MfmaArgs lane_major = args;
+  lane_major.register_major = false;
+  lane_major.a = a.data();
+  lane_major.b = b.data();
+  lane_major.c = c.data();
+  lane_major.d = dl.data();
+  mfma_execute_general(lane_major);
+  for (int r = 0; r < info.d_regs; ++r)
+    for (int l = 0; l < 64; ++l) args.d[r * 64 + l] = dl[l * info.d_regs + r];
 }
 
 void mfma_execute_general(const MfmaArgs& args) {

@@ -91,6 +91,9 @@ struct MfmaArgs {
   const uint32_t* scale_a = nullptr;
   const uint32_t* scale_b = nullptr;
   uint32_t scale_a_sel = 0, scale_b_sel = 0;
+  // a, b, c and d register-major instead: register r of lane l at x[r * 64 + l], as the
+  // emulator's register file holds them (the scales are one register either way).
+  bool register_major = false;
 };
 
 // Computes D = A*B + C for all 64 lanes (the emulator applies EXEC outside: MFMAs ignore it).

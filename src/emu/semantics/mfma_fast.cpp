@@ -71,6 +71,13 @@ struct OperandMap {
   bool chunked;
   std::vector<uint16_t> row_major, k_major;  // [lane * per_lane + e]
   std::vector<uint8_t> row;                  // mn of [lane * per_lane + e]
+  // The same for byte elements of register-major registers (MfmaArgs::register_major): byte
+  // b of register r of a lane is element 4 * r + b, stored at byte (r * 64 + lane) * 4 + b.
+  std::vector<uint16_t> row_major_rm, k_major_rm;
+  // The four elements of a register are consecutive in K (operand_pos), so byte b of a
+  // register-major dword lands at the dword's first index + b (row-major) or + b * mn
+  // (K-major); checked when the map is built, false leaves decoding byte by byte.
+  bool dwords_consecutive = true;
 };
 
 const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
@@ -86,37 +93,53 @@ const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
   m->row_major.resize(64 * per_lane);
   m->k_major.resize(64 * per_lane);
   m->row.resize(64 * per_lane);
+  m->row_major_rm.resize(64 * per_lane);
+  m->k_major_rm.resize(64 * per_lane);
   for (int lane = 0; lane < 64; ++lane) {
     for (int e = 0; e < per_lane; ++e) {
       const mfma_layout::Pos p = mfma_layout::operand_pos(mn, k, per_lane, chunked, lane, e);
       m->row_major[lane * per_lane + e] = static_cast<uint16_t>(p.mn * k + p.k);
       m->k_major[lane * per_lane + e] = static_cast<uint16_t>(p.k * mn + p.mn);
       m->row[lane * per_lane + e] = static_cast<uint8_t>(p.mn);
+      const int rm = ((e / 4) * 64 + lane) * 4 + e % 4;
+      if (rm < 64 * per_lane) {
+        m->row_major_rm[rm] = m->row_major[lane * per_lane + e];
+        m->k_major_rm[rm] = m->k_major[lane * per_lane + e];
+      }
     }
+  }
+  for (int t = 0; t < 64 * per_lane; ++t) {
+    const int b = t % 4;
+    m->dwords_consecutive &= per_lane % 4 == 0 && m->row_major_rm[t] == m->row_major_rm[t - b] + b &&
+                             m->k_major_rm[t] == m->k_major_rm[t - b] + b * mn;
   }
   cache.push_back(std::move(m));
   return *cache.back();
 }
 
-// Output slot (lane * d_regs + register) of D[i][j], row by row, per M (16 or 32).
-const uint16_t* output_slots(int m) {
+// Output slot of D[i][j], row by row, per M (16 or 32): lane * d_regs + register, or
+// register * 64 + lane for register-major registers.
+const uint16_t* output_slots(int m, bool register_major) {
   struct Slots {
-    std::array<uint16_t, 256> m16;
-    std::array<uint16_t, 1024> m32;
+    std::array<uint16_t, 256> m16, m16_rm;
+    std::array<uint16_t, 1024> m32, m32_rm;
     Slots() {
       for (int i = 0; i < 16; ++i)
         for (int j = 0; j < 16; ++j) {
           const mfma_layout::OutPos p = mfma_layout::output_pos(16, i, j);
           m16[i * 16 + j] = static_cast<uint16_t>(p.lane * 4 + p.reg);
+          m16_rm[i * 16 + j] = static_cast<uint16_t>(p.reg * 64 + p.lane);
         }
       for (int i = 0; i < 32; ++i)
         for (int j = 0; j < 32; ++j) {
           const mfma_layout::OutPos p = mfma_layout::output_pos(32, i, j);
           m32[i * 32 + j] = static_cast<uint16_t>(p.lane * 16 + p.reg);
+          m32_rm[i * 32 + j] = static_cast<uint16_t>(p.reg * 64 + p.lane);
         }
     }
   };
   static const Slots slots;
+  if (register_major) return m == 16 ? slots.m16_rm.data() : slots.m32_rm.data();
   return m == 16 ? slots.m16.data() : slots.m32.data();
 }
 
@@ -132,13 +155,28 @@ bool has_nan_code(const uint32_t* regs, int words) {
   return any != 0;
 }
 
-// Decodes one operand (no NaN codes) through `index` (a row_major or k_major map).
+// Decodes one operand (no NaN codes) through `index` (a row_major or k_major map, the _rm
+// one for register-major registers), byte by byte in storage order.
 void decode_operand(const std::vector<uint16_t>& index, const uint32_t* regs, double* out) {
   const double* table = e4m3_table().value.data();
   const int n = static_cast<int>(index.size());
-  // e4m3 elements are consecutive bytes of a lane's registers, lanes one after another.
   const auto* bytes = reinterpret_cast<const uint8_t*>(regs);
   for (int t = 0; t < n; ++t) out[index[t]] = table[bytes[t]];
+}
+
+// The same for register-major registers whose four bytes land `stride` apart from the
+// dword's first index (OperandMap::dwords_consecutive): one index per dword.
+void decode_dwords(const std::vector<uint16_t>& index, int stride, const uint32_t* regs, double* out) {
+  const double* table = e4m3_table().value.data();
+  const int words = static_cast<int>(index.size()) / 4;
+  for (int t = 0; t < words; ++t) {
+    const uint32_t v = regs[t];
+    double* o = out + index[4 * t];
+    o[0] = table[v & 0xFF];
+    o[stride] = table[(v >> 8) & 0xFF];
+    o[2 * stride] = table[(v >> 16) & 0xFF];
+    o[3 * stride] = table[v >> 24];
+  }
 }
 
 // dots[i * N + j] = sum over the block of a[i][k] * bt[k][j], starting from +0 (an exact zero
@@ -177,9 +215,41 @@ __attribute__((target("avx2,fma"))) void block_dots_avx2(const double* a, int k_
 }
 #endif
 
+#if defined(__x86_64__)
+// Two rows per pass: each row of B is loaded once for both (8 accumulators of 8 doubles for
+// N = 32), half the loads per multiply-add of the one-row form. m is 16 or 32.
+template <int N>
+__attribute__((target("avx512f"))) void block_dots_avx512(const double* a, int k_total,
+                                                          const double* bt, int m, int k0,
+                                                          int len, double* dots) {
+  for (int i = 0; i < m; i += 2) {
+    double acc0[N] = {}, acc1[N] = {};
+    const double* arow0 = a + i * k_total;
+    const double* arow1 = arow0 + k_total;
+    for (int kk = k0; kk < k0 + len; ++kk) {
+      const double x0 = arow0[kk], x1 = arow1[kk];
+      const double* brow = bt + kk * N;
+      for (int j = 0; j < N; ++j) {
+        acc0[j] = __builtin_fma(x0, brow[j], acc0[j]);
+        acc1[j] = __builtin_fma(x1, brow[j], acc1[j]);
+      }
+    }
+    for (int j = 0; j < N; ++j) {
+      dots[i * N + j] = acc0[j];
+      dots[(i + 1) * N + j] = acc1[j];
+    }
+  }
+}
+#endif
+
 void block_dots(int n, const double* a, int k_total, const double* bt, int m, int k0, int len,
                 double* dots) {
 #if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512 && m % 2 == 0) {
+    (n == 32 ? block_dots_avx512<32> : block_dots_avx512<16>)(a, k_total, bt, m, k0, len, dots);
+    return;
+  }
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx2) {
     (n == 32 ? block_dots_avx2<32> : block_dots_avx2<16>)(a, k_total, bt, m, k0, len, dots);
@@ -322,14 +392,21 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   }
 
   // A row-major (row i, then K); B K-major (K, then column j) for the vectorized dot kernel.
-  decode_operand(operand_map(sh.m, sh.k, sh.per_lane, sh.chunked).row_major, args.a, a);
-  decode_operand(operand_map(sh.n, sh.k, sh.per_lane, sh.chunked).k_major, args.b, bt);
+  const OperandMap& amap = operand_map(sh.m, sh.k, sh.per_lane, sh.chunked);
+  const OperandMap& bmap = operand_map(sh.n, sh.k, sh.per_lane, sh.chunked);
+  if (args.register_major && amap.dwords_consecutive && bmap.dwords_consecutive) {
+    decode_dwords(amap.row_major_rm, 1, args.a, a);
+    decode_dwords(bmap.k_major_rm, sh.n, args.b, bt);
+  } else {
+    decode_operand(args.register_major ? amap.row_major_rm : amap.row_major, args.a, a);
+    decode_operand(args.register_major ? bmap.k_major_rm : bmap.k_major, args.b, bt);
+  }
   const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
   for (int p = 0; p < nblocks; ++p)
     block_dots(sh.n, a, sh.k, bt, sh.m, p * sh.block, sh.block, dots + p * mn);
 
   // Running values row by row (logical order), from C and back to the output slots.
-  const uint16_t* slots = output_slots(sh.m);
+  const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
   bool any_nonfinite = false;
   for (int t = 0; t < mn; ++t) {
@@ -371,14 +448,16 @@ constexpr int kEmptyMsb = -100000, kEmptyLsb = 100000;
 // of a lane belong to one row or column (mfma_layout::operand_pos), so the range is gathered
 // per lane in registers and merged once.
 void decode_bf16(const OperandMap& map, const std::vector<uint16_t>& index, const uint32_t* regs,
-                 double* out, int* msb, int* lsb) {
-  const auto* half = reinterpret_cast<const uint16_t*>(regs);  // element e of a lane: half e
+                 bool register_major, double* out, int* msb, int* lsb) {
+  // Element e of a lane is half e of its registers: lane-major at lane * per_lane + e,
+  // register-major at (register * 64 + lane) * 2 + e % 2.
+  const auto* half = reinterpret_cast<const uint16_t*>(regs);
   const int per_lane = map.per_lane;
   for (int lane = 0; lane < 64; ++lane) {
     int hi = kEmptyMsb, lo = kEmptyLsb;
     for (int e = 0; e < per_lane; ++e) {
       const int t = lane * per_lane + e;
-      const uint32_t h = half[t];
+      const uint32_t h = half[register_major ? ((e / 2) * 64 + lane) * 2 + e % 2 : t];
       out[index[t]] = static_cast<double>(f32_of(h << 16));
       if ((h & 0x7FFFu) == 0) continue;
       const uint32_t expf = (h >> 7) & 0xFFu;
@@ -415,12 +494,12 @@ bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
   blsb.fill(kEmptyLsb);
   const OperandMap& amap = operand_map(sh.m, sh.k, sh.per_lane, false);
   const OperandMap& bmap = operand_map(sh.n, sh.k, sh.per_lane, false);
-  decode_bf16(amap, amap.row_major, args.a, a, amsb.data(), alsb.data());
-  decode_bf16(bmap, bmap.k_major, args.b, bt, bmsb.data(), blsb.data());
+  decode_bf16(amap, amap.row_major, args.a, args.register_major, a, amsb.data(), alsb.data());
+  decode_bf16(bmap, bmap.k_major, args.b, args.register_major, bt, bmsb.data(), blsb.data());
   block_dots(sh.n, a, sh.k, bt, sh.m, 0, sh.k, dots);
 
   const int mn = sh.m * sh.n;
-  const uint16_t* slots = output_slots(sh.m);
+  const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
   for (int t = 0; t < mn; ++t) acc[t] = args.c[slots[t]];
   static const std::array<double, 32> kOnes = [] {

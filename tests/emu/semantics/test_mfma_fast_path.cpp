@@ -1,5 +1,5 @@
 // mfma_execute (which takes the e4m3 x e4m3 and bf16 x bf16 shortcuts of mfma_fast.cpp where
-// they apply) against
+// they apply), on lane-major and on register-major registers, against
 // mfma_execute_general (the per-term exact path) on the same registers: every bit of D must
 // agree, on random operands, special values, worst-case cancellation and double-rounding traps.
 #include <gtest/gtest.h>
@@ -112,17 +112,39 @@ MfmaArgs args_for(const FastParam& p, const Regs& r, uint32_t* d) {
   return args;
 }
 
+// Lane-major registers (lane l, register r at v[l * regs + r]) register-major (v[r * 64 + l]).
+std::vector<uint32_t> register_major(const std::vector<uint32_t>& v) {
+  const size_t regs = v.size() / 64;
+  std::vector<uint32_t> out(v.size());
+  for (size_t l = 0; l < 64; ++l)
+    for (size_t r = 0; r < regs; ++r) out[r * 64 + l] = v[l * regs + r];
+  return out;
+}
+
 // D of both paths, each poisoned with its own pattern first, so an element one path leaves
-// unwritten can never agree with the other.
+// unwritten can never agree with the other. mfma_execute runs twice: on the lane-major
+// registers and on the same registers register-major (MfmaArgs::register_major, as the
+// executor passes its register file; formats without a shortcut are transposed for the
+// general path).
 void expect_paths_agree(const FastParam& p, const Regs& r, const std::string& what, int* failures) {
   std::vector<uint32_t> fast(r.c.size(), 0x7FBADBADu), general(r.c.size(), 0xFFDEAD01u);
   mfma_execute(args_for(p, r, fast.data()));
   mfma_execute_general(args_for(p, r, general.data()));
+  Regs rm = r;
+  rm.a = register_major(r.a);
+  rm.b = register_major(r.b);
+  rm.c = register_major(r.c);
+  std::vector<uint32_t> fast_rm(r.c.size(), 0xFF00FF01u);
+  MfmaArgs args_rm = args_for(p, rm, fast_rm.data());
+  args_rm.register_major = true;
+  mfma_execute(args_rm);
+  const size_t regs = r.c.size() / 64;
   for (size_t s = 0; s < fast.size(); ++s) {
-    if (fast[s] != general[s] && (*failures)++ < 5) {
-      ADD_FAILURE() << what << ": D slot " << s << " (lane " << s / (r.c.size() / 64) << ", reg "
-                    << s % (r.c.size() / 64) << ") = 0x" << std::hex << fast[s]
-                    << ", general path 0x" << general[s];
+    const size_t lane = s / regs, reg = s % regs;
+    const uint32_t got_rm = fast_rm[reg * 64 + lane];
+    if ((fast[s] != general[s] || got_rm != general[s]) && (*failures)++ < 5) {
+      ADD_FAILURE() << what << ": D slot " << s << " (lane " << lane << ", reg " << reg << ") = 0x" << std::hex
+                    << fast[s] << " (register-major 0x" << got_rm << "), general path 0x" << general[s];
     }
   }
 }
