@@ -30,6 +30,55 @@ void check_valu_then_mfma(Executor& x, uint32_t reg, const char* role) {
                         reg >= kAgprBase ? "a" : "v", reg % 256));
 }
 
+// One half of v_pk_fma/mul/add_f32 over all 64 lanes (inactive ones are not stored later).
+struct PackedF32 {
+  const uint32_t* src[3] = {nullptr, nullptr, nullptr};
+  uint32_t neg[3] = {0, 0, 0};
+  bool flush_in = true, flush_out = true;
+};
+
+template <int kOp>
+inline __attribute__((always_inline)) void packed_f32_lanes(const PackedF32& p, uint32_t* out) {
+  for (int l = 0; l < kLanes; ++l) {
+    uint32_t v[3] = {0, 0, 0};
+    for (int i = 0; i < (kOp == 0 ? 3 : 2); ++i) {
+      v[i] = p.src[i][l] ^ p.neg[i];
+      if (p.flush_in) v[i] = flush32(v[i]);
+    }
+    uint32_t res;
+    if (kOp == 0) res = as_u32(std::fma(as_f32(v[0]), as_f32(v[1]), as_f32(v[2])));
+    else if (kOp == 1) res = as_u32(as_f32(v[0]) * as_f32(v[1]));
+    else res = as_u32(as_f32(v[0]) + as_f32(v[1]));
+    out[l] = p.flush_out ? flush32(res) : res;
+  }
+}
+
+// Built twice: with the host's FMA instructions where it has them (a fused multiply-add is
+// one correctly rounded operation, so the bits are those of the library's fmaf), and plain.
+template <int kOp>
+void packed_f32_generic(const PackedF32& p, uint32_t* out) { packed_f32_lanes<kOp>(p, out); }
+#if defined(__x86_64__)
+template <int kOp>
+__attribute__((target("avx2,fma"))) void packed_f32_fma(const PackedF32& p, uint32_t* out) {
+  packed_f32_lanes<kOp>(p, out);
+}
+#endif
+
+template <int kOp>
+void packed_f32_op(const PackedF32& p, uint32_t* out) {
+#if defined(__x86_64__)
+  static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (fma) return packed_f32_fma<kOp>(p, out);
+#endif
+  packed_f32_generic<kOp>(p, out);
+}
+
+void packed_f32(uint16_t o, const PackedF32& p, uint32_t* out) {
+  if (o == op::V_PK_FMA_F32) packed_f32_op<0>(p, out);
+  else if (o == op::V_PK_MUL_F32) packed_f32_op<1>(p, out);
+  else packed_f32_op<2>(p, out);
+}
+
 void exec_packed(Executor& x) {
   Wave& w = x.wave();
   const Instruction& in = x.inst();
@@ -73,32 +122,27 @@ void exec_packed(Executor& x) {
       for (int i = 0; i < nsrc; ++i) pair(i, s[i]);
       uint32_t* d[2];
       uint32_t r[2][kLanes];
-      for (int half = 0; half < 2; ++half) {
-        for (int l = 0; l < kLanes; ++l) {
-          uint32_t v[3];
+      if (in.op == op::V_PK_MOV_B32) {
+        // v_pk_mov_b32: low result from src0 (dword op_sel[0]), high from src1 (op_sel[1]).
+        for (int half = 0; half < 2; ++half) {
+          const int sel = half == 0 ? (in.opsel & 1) : ((in.opsel >> 1) & 1);
+          std::memcpy(r[half], s[half][sel], sizeof(r[half]));
+        }
+      } else {
+        // Per half: the dword op_sel/op_sel_hi picks of each source and its neg bit; f32
+        // denormals follow MODE as for the other f32 VALU operations (inputs bit 4, results
+        // bit 5 of MODE.FP_DENORM).
+        for (int half = 0; half < 2; ++half) {
+          PackedF32 p;
           for (int i = 0; i < nsrc; ++i) {
             const int sel = half == 0 ? (in.opsel >> i) & 1 : (in.opsel_hi >> i) & 1;
-            v[i] = s[i][sel][l];
-            if (in.op != op::V_PK_MOV_B32) {
-              const bool neg = half == 0 ? (in.neg >> i) & 1 : (in.neg_hi >> i) & 1;
-              if (neg) v[i] ^= 0x80000000u;
-            }
+            const bool neg = half == 0 ? (in.neg >> i) & 1 : (in.neg_hi >> i) & 1;
+            p.src[i] = s[i][sel];
+            p.neg[i] = neg ? 0x80000000u : 0u;
           }
-          // f32 denormals follow MODE as for the other f32 VALU operations (inputs bit 4,
-          // results bit 5 of MODE.FP_DENORM).
-          if (in.op != op::V_PK_MOV_B32 && !(w.mode & (1u << 4)))
-            for (int i = 0; i < nsrc; ++i) v[i] = flush32(v[i]);
-          switch (in.op) {
-            case op::V_PK_FMA_F32: r[half][l] = as_u32(std::fma(as_f32(v[0]), as_f32(v[1]), as_f32(v[2]))); break;
-            case op::V_PK_MUL_F32: r[half][l] = as_u32(as_f32(v[0]) * as_f32(v[1])); break;
-            case op::V_PK_ADD_F32: r[half][l] = as_u32(as_f32(v[0]) + as_f32(v[1])); break;
-            default: {
-              // v_pk_mov_b32: low result from src0 (dword op_sel[0]), high from src1 (op_sel[1]).
-              const int sel = half == 0 ? (in.opsel & 1) : ((in.opsel >> 1) & 1);
-              r[half][l] = s[half][sel][l];
-            }
-          }
-          if (in.op != op::V_PK_MOV_B32 && !(w.mode & (1u << 5))) r[half][l] = flush32(r[half][l]);
+          p.flush_in = !(w.mode & (1u << 4));
+          p.flush_out = !(w.mode & (1u << 5));
+          packed_f32(in.op, p, r[half]);
         }
       }
       if (in.clamp) x.fault(fmt::format("clamp on {} is not modelled", in.name));

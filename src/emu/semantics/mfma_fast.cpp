@@ -358,6 +358,24 @@ void combine_row(uint32_t* row, const double* dots, double as, const double* bs,
   combine_row_generic(row, dots, as, bs, n);
 }
 
+// C into the running values row by row, and the results back. Register-major, a row of D is
+// n consecutive lanes of one register (mfma_layout::output_pos): copied whole.
+void gather_c(const FastShape& sh, const MfmaArgs& args, const uint16_t* slots, uint32_t* acc) {
+  if (args.register_major) {
+    for (int i = 0; i < sh.m; ++i) std::memcpy(acc + i * sh.n, args.c + slots[i * sh.n], sizeof(uint32_t) * sh.n);
+    return;
+  }
+  for (int t = 0; t < sh.m * sh.n; ++t) acc[t] = args.c[slots[t]];
+}
+
+void scatter_d(const FastShape& sh, const MfmaArgs& args, const uint16_t* slots, const uint32_t* acc) {
+  if (args.register_major) {
+    for (int i = 0; i < sh.m; ++i) std::memcpy(args.d + slots[i * sh.n], acc + i * sh.n, sizeof(uint32_t) * sh.n);
+    return;
+  }
+  for (int t = 0; t < sh.m * sh.n; ++t) args.d[slots[t]] = acc[t];
+}
+
 double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); }
 
 }  // namespace
@@ -408,11 +426,9 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   // Running values row by row (logical order), from C and back to the output slots.
   const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
+  gather_c(sh, args, slots, acc.data());
   bool any_nonfinite = false;
-  for (int t = 0; t < mn; ++t) {
-    acc[t] = args.c[slots[t]];
-    any_nonfinite |= is_nonfinite(acc[t]);
-  }
+  for (int t = 0; t < mn; ++t) any_nonfinite |= is_nonfinite(acc[t]);
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
@@ -435,7 +451,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
     }
   }
   // C may alias D: all of C was read before any of D is written.
-  for (int t = 0; t < mn; ++t) args.d[slots[t]] = acc[t];
+  scatter_d(sh, args, slots, acc.data());
   return true;
 }
 
@@ -501,7 +517,7 @@ bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
   const int mn = sh.m * sh.n;
   const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
-  for (int t = 0; t < mn; ++t) acc[t] = args.c[slots[t]];
+  gather_c(sh, args, slots, acc.data());
   static const std::array<double, 32> kOnes = [] {
     std::array<double, 32> o;
     o.fill(1.0);
@@ -533,7 +549,7 @@ bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
     }
   }
   // C may alias D: all of C was read before any of D is written.
-  for (int t = 0; t < mn; ++t) args.d[slots[t]] = acc[t];
+  scatter_d(sh, args, slots, acc.data());
   return true;
 }
 
