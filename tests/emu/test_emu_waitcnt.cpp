@@ -150,10 +150,11 @@ TEST(EmuLds, OwnUnwaitedWriteAcrossBarrierIsAllowed) {
 
 // Two waves writing and reading the same LDS bytes with no s_barrier between them race: the
 // emulator stops the second access for every interleaving (read after write, write after
-// write, write after read), not only when the interleaving happens to reorder them.
+// write, write after read; whole dwords, and bytes against a whole dword), not only when the
+// interleaving happens to reorder them.
 TEST(EmuLds, RaceBetweenWavesFaultsForEverySeed) {
   TestKernels k("lds");
-  for (const char* kernel : {"k_lds_race_raw", "k_lds_race_waw", "k_lds_race_war"}) {
+  for (const char* kernel : {"k_lds_race_raw", "k_lds_race_waw", "k_lds_race_war", "k_lds_race_bytes"}) {
     for (uint64_t seed = 1; seed <= 16; ++seed) {
       const auto r = k.run(kernel, 256 * 16, {}, {}, 256, 1, seed);
       ASSERT_FALSE(r.result.ok) << kernel << " seed " << seed << " ran without a fault";

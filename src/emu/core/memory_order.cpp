@@ -123,17 +123,25 @@ void Executor::check_memory_order(PendingOp& op) {
     const bool write = op.kind != PendingOp::kLdsLoad || is_lds_rtn_atomic(op.op);
     const uint64_t bytes = op.elem_bytes < 4 ? op.elem_bytes : 4;
     uint64_t lo = ~0ull, hi = 0;
+    const auto add = [&](uint64_t a, uint64_t e) {
+      lo = std::min(lo, a);
+      hi = std::max(hi, e);
+      if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
+        lds_ranges_.back().end = e;
+      else
+        lds_ranges_.push_back({a, e, write});
+    };
     for (uint64_t m = op.exec; m; m &= m - 1) {
       const int l = __builtin_ctzll(m);
-      for (int k = 0; k < op.dwords; ++k) {
-        const uint64_t a = op.addr[l * 4 + k], e = a + bytes;
-        lo = std::min(lo, a);
-        hi = std::max(hi, e);
-        if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
-          lds_ranges_.back().end = e;
-        else
-          lds_ranges_.push_back({a, e, write});
+      const uint64_t* la = &op.addr[l * 4];
+      // A lane's dwords are usually consecutive (ds_read_b64/b128): one range.
+      bool consecutive = bytes == 4;
+      for (int k = 1; k < op.dwords; ++k) consecutive &= la[k] == la[0] + 4 * uint64_t(k);
+      if (consecutive) {
+        add(la[0], la[0] + 4 * uint64_t(op.dwords));
+        continue;
       }
+      for (int k = 0; k < op.dwords; ++k) add(la[k], la[k] + bytes);
     }
     op.box_lo[1] = lo;
     op.box_hi[1] = hi;

@@ -139,6 +139,19 @@ KERNEL_BEGIN k_lds_race_waw
   s_waitcnt lgkmcnt(0)
 KERNEL_END k_lds_race_waw, 64, 0, 1024
 
+// Wave w writes byte w of dword 0 (no race between the writes), then every wave reads the
+// whole dword with no barrier: the read races with the other waves' byte writes, whichever
+// order the waves run in (byte tags against a whole-dword access, both ways).
+KERNEL_BEGIN k_lds_race_bytes
+  v_lshrrev_b32 v1, 6, v0
+  v_mov_b32 v4, 0x40
+  ds_write_b8 v1, v4 offset:0
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v5, 0
+  ds_read_b32 v6, v5
+  s_waitcnt lgkmcnt(0)
+KERNEL_END k_lds_race_bytes, 64, 0, 1024
+
 // Each wave reads the next wave's slot before a barrier, and after it every wave writes its
 // own slot: correct (the barrier orders the reads before the writes). Without the barrier
 // the write of one wave races with the read of another (k_lds_race_war).
