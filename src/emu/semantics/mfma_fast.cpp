@@ -514,7 +514,6 @@ bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
   decode_bf16(bmap, bmap.k_major, args.b, args.register_major, bt, bmsb.data(), blsb.data());
   block_dots(sh.n, a, sh.k, bt, sh.m, 0, sh.k, dots);
 
-  const int mn = sh.m * sh.n;
   const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
   gather_c(sh, args, slots, acc.data());
