@@ -91,12 +91,26 @@ inline void LdsRaceShadow::access_range(Executor& x, uint32_t wave, uint32_t pc,
     return;
   }
   const size_t d0 = begin / 4, d1 = end / 4;
+  // Dword by dword in order (the bytes of a split one one by one): stops at the first racing
+  // byte as byte-by-byte tracking would.
+  const auto exact = [&] {
+    for (size_t d = d0; d < d1; ++d) {
+      if (split_[d] == epoch_) {
+        for (size_t i = 4 * d; i < 4 * d + 4; ++i) check_one(x, byte_, i, i, wave, pc, kind);
+      } else {
+        // All four bytes carry these tags: the first byte decides, and the others follow.
+        check_one(x, dword_, d, 4 * d, wave, pc, kind);
+      }
+    }
+  };
+  // A lane's dword up to b128 (most ranges): the exact loop is cheaper than the set-up of the
+  // vectorized test below.
+  if (d1 - d0 <= 4) return exact();
   const uint32_t epoch = epoch_;
   const uint32_t mine = (epoch << 5) | (wave + 1);
   const uint32_t bit = 1u << wave;
   // Almost every access is race-free and touches no split dword: test the whole range without
-  // branches (the loops vectorize), then record it. Otherwise dword by dword in order, which
-  // stops at the first racing byte as byte-by-byte tracking would.
+  // branches (the loops vectorize), then record it; otherwise the exact loop.
   const uint32_t* sp = split_.data();
   uint32_t* wr = dword_.write.data();
   uint32_t* rd = dword_.read.data();
@@ -126,14 +140,7 @@ inline void LdsRaceShadow::access_range(Executor& x, uint32_t wave, uint32_t pc,
       return;
     }
   }
-  for (size_t d = d0; d < d1; ++d) {
-    if (split_[d] == epoch_) {
-      for (size_t i = 4 * d; i < 4 * d + 4; ++i) check_one(x, byte_, i, i, wave, pc, kind);
-    } else {
-      // All four bytes carry these tags: the first byte decides, and the others follow.
-      check_one(x, dword_, d, 4 * d, wave, pc, kind);
-    }
-  }
+  exact();
 }
 
 void LdsRaceShadow::access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_t pc, const Range* ranges,
