@@ -181,6 +181,18 @@ __device__ __forceinline__ void descale_of(const RotateQuantizeArgs& a, float* d
   }
 }
 
+// Four codes (first in the low byte) of four scaled values, as encode() gives them one by
+// one: the satfinite conversion already takes |v| > 448 (and infinities) to the signed
+// maximum, which is what saturation to +-448 followed by RNE gives; 0xFF can then only be a
+// NaN, and becomes 0x7F.
+__device__ __forceinline__ uint32_t encode4(float x0, float x1, float x2, float x3) {
+  const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(x0, x1), __NV_SATFINITE, __NV_E4M3);
+  const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(x2, x3), __NV_SATFINITE, __NV_E4M3);
+  const uint32_t w = lo | (hi << 16);
+  const uint32_t nan = __vcmpeq4(w, 0xFFFFFFFFu);
+  return w & ~(nan & 0x80808080u);
+}
+
 // Scales, saturates (static descale), encodes; returns 1 when v saturated.
 __device__ __forceinline__ uint32_t quantize(float y, float inv, bool saturate, uint8_t* code) {
   float v = y * inv;
@@ -209,6 +221,7 @@ __device__ __forceinline__ void rot_pass(const RotateQuantizeArgs& a) {
   lane_signs<kNB, kE>(a, g, kB, sg);
   float descale = 0.0f, inv = 0.0f;
   const bool saturate = a.static_descale != 0.0f;
+  const bool count_saturated = saturate && a.saturated != nullptr;
   if constexpr (kConvert) {
     descale_of(a, &descale, &inv);
     if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
@@ -238,15 +251,23 @@ __device__ __forceinline__ void rot_pass(const RotateQuantizeArgs& a) {
       if constexpr (kConvert) {
 #pragma unroll
         for (int blk = 0; blk < kNB; ++blk) {
-          Chunk<kE> out;
+          float q[kE];
 #pragma unroll
-          for (int k = 0; k < kE; ++k) acc += quantize(v[j][blk][k], inv, saturate, &out.b[k]);
+          for (int k = 0; k < kE; ++k) q[k] = v[j][blk][k] * inv;
+          if (count_saturated) {
+#pragma unroll
+            for (int k = 0; k < kE; ++k) acc += fabsf(q[k]) > 448.0f ? 1u : 0u;
+          }
+          static_assert(kE == 8, "two code words per lane and block");
+          uint32_t w[kE / 4];
+#pragma unroll
+          for (int c = 0; c < kE / 4; ++c) w[c] = encode4(q[4 * c], q[4 * c + 1], q[4 * c + 2], q[4 * c + 3]);
           uint8_t* p = a.dst + dso[j] + blk * kB + kE * g;
           if constexpr (kVec) {
-            *reinterpret_cast<Chunk<kE>*>(p) = out;
+            *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
           } else {
 #pragma unroll
-            for (int k = 0; k < kE; ++k) p[k] = out.b[k];
+            for (int k = 0; k < kE; ++k) p[k] = static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
           }
         }
       } else {
