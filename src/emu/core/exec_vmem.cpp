@@ -110,6 +110,27 @@ void mark_store_data(Wave& w, uint32_t first, int dwords) {
     if (first + k < 256) w.store_data_read_until[first + k] = w.clock + 2 + 1;
 }
 
+// The common end of every VMEM issue: a store captures its data (and, when the data is read
+// after issue, marks it for the store-data overwrite hazard); a load to LDS takes its LDS base
+// from M0 (CDNA4 ISA "Buffer load to LDS": M0 + inst_offset + lane * 4 per dword); a load to
+// registers marks its destination `dst` (VGPR n, or AGPR n + kAgprBase). Then it is issued.
+void finish_vmem_issue(Executor& x, PendingOp* op, const Access& a, bool store_data_read_late, uint32_t dst) {
+  Wave& w = x.wave();
+  const Instruction& in = x.inst();
+  if (a.store) {
+    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
+    if (store_data_read_late && a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
+  } else if (a.to_lds) {
+    const uint64_t t = w.salu_m0_write_clock;
+    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
+    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
+  } else {
+    op->dst_reg = dst + (in.vdata_acc ? kAgprBase : 0);
+    mark_destination(x, op, op->dst_reg, a.dwords);
+  }
+  x.issue(op);
+}
+
 uint32_t vaddr_value(Executor& x, uint32_t vgpr, int lane) {
   return x.vreg_read(vgpr)[lane];
 }
@@ -192,20 +213,8 @@ void execute_mubuf(Executor& x) {
       if (in_range) check_memory(x, addr, a.elem_bytes, a.store, l);
     }
   }
-  if (a.store) {
-    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
-    // > 64-bit store data is read after issue when soffset is not an SGPR (has12DWordStoreHazard).
-    if (a.dwords > 2 && !in.vdata_acc && in.soffset >= 128) mark_store_data(w, in.vdata, a.dwords);
-  } else if (a.to_lds) {
-    // LDS destination: M0 + inst_offset + lane * 4 per dword (CDNA4 ISA "Buffer load to LDS").
-    const uint64_t t = w.salu_m0_write_clock;
-    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
-    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
-  } else {
-    op->dst_reg = in.vdata + (in.vdata_acc ? kAgprBase : 0);
-    mark_destination(x, op, op->dst_reg, a.dwords);
-  }
-  x.issue(op);
+  // > 64-bit store data is read after issue when soffset is not an SGPR (has12DWordStoreHazard).
+  finish_vmem_issue(x, op, a, in.soffset >= 128, in.vdata);
 }
 
 namespace {
@@ -265,18 +274,7 @@ void execute_scratch(Executor& x) {
     // the bounds check.
     place_private(x, op, a, l, (sve ? lo[l] : 0u) + soff + uint32_t(in.offset));
   }
-  if (a.store) {
-    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
-    if (a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
-  } else if (a.to_lds) {
-    const uint64_t t = w.salu_m0_write_clock;
-    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
-    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
-  } else {
-    op->dst_reg = in.vdst + (in.vdata_acc ? kAgprBase : 0);
-    mark_destination(x, op, op->dst_reg, a.dwords);
-  }
-  x.issue(op);
+  finish_vmem_issue(x, op, a, true, in.vdst);
 }
 
 }  // namespace
@@ -326,18 +324,7 @@ void execute_flat(Executor& x) {
       x.check_global(ak, a.elem_bytes, a.store, l);
     }
   }
-  if (a.store) {
-    capture_store_data(x, op, in.vdata + (in.vdata_acc ? kAgprBase : 0), a);
-    if (a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
-  } else if (a.to_lds) {
-    const uint64_t t = w.salu_m0_write_clock;
-    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
-    op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
-  } else {
-    op->dst_reg = in.vdst + (in.vdata_acc ? kAgprBase : 0);
-    mark_destination(x, op, op->dst_reg, a.dwords);
-  }
-  x.issue(op);
+  finish_vmem_issue(x, op, a, true, in.vdst);
 }
 
 void execute_smem(Executor& x) {
