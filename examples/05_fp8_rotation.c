@@ -8,31 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/example_util.h"
 #include "zyfa/zyfa.h"
 
 enum { S = 256, H = 2, D = 128 };
-
-static float bf16_to_float(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint16_t float_to_bf16(float f) { /* round to nearest even */
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
-static double gaussian(unsigned* state) { /* Box-Muller over a small LCG */
-  double u1, u2;
-  *state = *state * 1664525u + 1013904223u;
-  u1 = ((*state >> 8) + 1.0) / 16777217.0;
-  *state = *state * 1664525u + 1013904223u;
-  u2 = (*state >> 8) / 16777216.0;
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 static double e4m3_to_double(uint8_t c) {
   const int e = (c >> 3) & 15, m = c & 7;
