@@ -29,18 +29,7 @@ RotMemory device_memory() {
 
 RotCase make(zyfa_dtype_t dt, int64_t d, zyfa_rotation_t rot, bool smooth, bool stat, bool count, bool peaked,
              int64_t seqlen) {
-  RotCase c;
-  c.dtype = dt;
-  c.head_dim = d;
-  c.rotation = rot;
-  c.smooth = smooth;
-  c.static_scale = stat;
-  c.count = count;
-  c.peaked = peaked;
-  c.batch = 2;
-  c.seqlen = seqlen;
-  c.heads = 3;
-  return c;
+  return RotCase::of(dt, d, rot, smooth, stat, count, peaked, 2, seqlen, 3);
 }
 
 const RotCase kCases[] = {

@@ -13,19 +13,9 @@
 namespace zyfa::test {
 namespace {
 
+// 14 rows (batch 1, seqlen 7, 2 heads): a partial last tile for every head_dim.
 RotCase make(zyfa_dtype_t dt, int64_t d, zyfa_rotation_t rot, bool smooth, bool stat, bool count, bool peaked) {
-  RotCase c;
-  c.dtype = dt;
-  c.head_dim = d;
-  c.rotation = rot;
-  c.smooth = smooth;
-  c.static_scale = stat;
-  c.count = count;
-  c.peaked = peaked;
-  c.batch = 1;
-  c.seqlen = 7;  // 14 rows: a partial last tile for every head_dim
-  c.heads = 2;
-  return c;
+  return RotCase::of(dt, d, rot, smooth, stat, count, peaked, 1, 7, 2);
 }
 
 const RotCase kCases[] = {

@@ -24,6 +24,22 @@ struct RotCase {
   bool bhsd = false;          // src and dst laid out (b, h, s, d): strided rows
   uint64_t seed = 1;
   std::string name() const;
+  // A case of (batch, seqlen, heads) rows with the options given.
+  static RotCase of(zyfa_dtype_t dtype, int64_t head_dim, zyfa_rotation_t rotation, bool smooth, bool static_scale,
+                    bool count, bool peaked, int64_t batch, int64_t seqlen, int64_t heads) {
+    RotCase c;
+    c.dtype = dtype;
+    c.head_dim = head_dim;
+    c.rotation = rotation;
+    c.smooth = smooth;
+    c.static_scale = static_scale;
+    c.count = count;
+    c.peaked = peaked;
+    c.batch = batch;
+    c.seqlen = seqlen;
+    c.heads = heads;
+    return c;
+  }
   RotCase as_bhsd() const {
     RotCase c = *this;
     c.bhsd = true;
