@@ -47,8 +47,9 @@ import sys
 
 import schedule_stats
 from gfx950_asm import Kernel, emit
+from kernel_args import ATTN_FWD_ARGS
 
-ARGS_SIZE = 272
+ARGS_SIZE = ATTN_FWD_ARGS.size
 THREADS = 256
 TILE = 128            # query rows per tile (kAttnTileRows) and keys per key tile
 KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, banks staggered)
@@ -69,17 +70,18 @@ def f32(x: float) -> str:
 
 
 # ---- SGPRs: s[0:1] kernarg pointer, s2 workgroup id; s[8:75] the whole AttnFwdArgs.
-def arg(offset: int) -> int:
-    return 8 + offset // 4
+def arg(field: str) -> int:
+    return 8 + ATTN_FWD_ARGS.offset[field] // 4
 
 
-S_Q, S_K, S_V, S_OUT, S_LSE, S_JT = arg(0), arg(8), arg(16), arg(24), arg(32), arg(40)
-S_QDP, S_KDP, S_VDP = arg(48), arg(56), arg(64)
-S_QS, S_KS, S_VS, S_OS = arg(72), arg(96), arg(120), arg(144)   # (batch, seq, head) int64 each
-S_DS = arg(168)                                                 # 6 int64
-S_SCALE, S_QD, S_KD, S_VD = arg(216), arg(220), arg(224), arg(228)
-S_SEQ, S_HEADS, S_HEADSK, S_SEQM1 = arg(232), arg(236), arg(240), arg(244)  # reserved word: seqlen - 1
-S_DIVT, S_DIVH, S_DIVG = arg(248), arg(256), arg(264)
+S_Q, S_K, S_V, S_OUT, S_LSE, S_JT = arg("q"), arg("k"), arg("v"), arg("out"), arg("lse"), arg("job_table")
+S_QDP, S_KDP, S_VDP = arg("q_descale_ptr"), arg("k_descale_ptr"), arg("v_descale_ptr")
+S_QS, S_KS, S_VS, S_OS = arg("q_stride"), arg("k_stride"), arg("v_stride"), arg("o_stride")  # (batch, seq, head) int64
+S_DS = arg("descale_stride")                                    # 6 int64
+S_SCALE, S_QD, S_KD, S_VD = arg("scale_log2"), arg("q_descale"), arg("k_descale"), arg("v_descale")
+S_SEQ, S_HEADS, S_HEADSK = arg("seqlen"), arg("heads"), arg("heads_k")
+S_SEQM1 = arg("reserved")  # the reserved word, loaded with the rest, then set to seqlen - 1
+S_DIVT, S_DIVH, S_DIVG = arg("div_n_tiles"), arg("div_heads"), arg("div_group")
 S_G, S_NT, S_WORD, S_WEND = 76, 77, 78, 79
 S_TW, S_BH, S_TILE, S_B, S_H, S_HK, S_WAVE, S_KT, S_NKT, S_T0 = 80, 81, 82, 83, 84, 85, 86, 87, 88, 89
 S_X = 90      # s[90:91] 64-bit scratch / mask pair

@@ -3,6 +3,8 @@
 // runs on the host for every new shape.
 #include "host/job_table.h"
 
+#include "host/job_table_balanced.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -117,6 +119,7 @@ uint64_t job_table_word_count(const JobTableParams& params) {
 }
 
 bool build_job_table(const JobTableParams& params, JobTable* out) {
+  if (params.schedule == JobSchedule::kBalancedWork) return build_balanced_job_table(params, out);
   out->words.clear();
   Plan plan;
   if (!make_plan(params, &plan)) return false;

@@ -18,6 +18,24 @@ namespace zyfa {
 
 inline constexpr uint32_t kNoTile = 0xFFFFFFFFu;
 
+// How the jobs are dealt to the workgroups; both give the same table format.
+enum class JobSchedule {
+  // Equal-work pairs (first tile with last), floor(jobs / G) or one more per workgroup, in an
+  // order that keeps each XCD's streams together (gfx950; docs/design.md, "Job tables").
+  kEqualJobs,
+  // Balanced by work rather than by job count: pairs, then the last streams as lone tiles in
+  // decreasing size, each item to the workgroup that is free first (list scheduling). On an
+  // H200 (G = 132) the common shapes have jobs = 1024 * 2^k, so with equal jobs a few CTAs run
+  // one job more and the whole grid waits ~3% of the call for them. Workgroups that run at the
+  // same time still work on neighbouring streams, which share K and V in L2. num_xcds unused.
+  kBalancedWork,
+};
+
+// Cost of one query tile under kBalancedWork, in key blocks of the kernel's loop, plus a
+// constant for the parts of a tile that do not overlap the tensor cores (first scores, last
+// P v, epilogue).
+inline constexpr int64_t kTileOverheadBlocks = 2;
+
 struct JobTableParams {
   int64_t batch = 1;
   int64_t heads = 1;      // query heads
@@ -26,6 +44,7 @@ struct JobTableParams {
   int64_t tile_rows = 256;  // query rows per tile (T)
   int64_t grid = 1;         // persistent workgroups (G), e.g. one per CU
   int64_t num_xcds = 1;     // 8 on MI355X
+  JobSchedule schedule = JobSchedule::kEqualJobs;
 };
 
 struct JobTable {
@@ -41,14 +60,15 @@ struct JobTable {
   size_t bytes() const { return words.size() * sizeof(uint32_t); }
 };
 
-// Number of uint32 words of the table for these parameters, or 0 when no table can be
-// built: a parameter out of range (non-positive, heads % heads_k != 0), linear tile ids that
+// Number of uint32 words of the kEqualJobs table for these parameters, or 0 when no table of
+// either schedule can be built: a parameter out of range (non-positive, heads % heads_k != 0), linear tile ids that
 // would not fit 32 bits (kNoTile excluded), or a table of 4 GiB or more (so that any byte
 // offset into it fits 32 bits, as an AMD buffer resource requires). Allocates nothing.
 uint64_t job_table_word_count(const JobTableParams& params);
 
-// Builds the table (see docs/design.md, "Job tables"). Returns false and leaves *out empty
-// exactly when job_table_word_count(params) == 0. Deterministic: equal params give equal words.
+// Builds the table of params.schedule (see docs/design.md, "Job tables"). Returns false and
+// leaves *out empty when job_table_word_count(params) == 0, or when a kBalancedWork table
+// (more jobs: lone tiles) would reach 4 GiB. Deterministic: equal params give equal words.
 bool build_job_table(const JobTableParams& params, JobTable* out);
 
 }  // namespace zyfa

@@ -1,11 +1,12 @@
 // The shared AMD host path against a recording AmdDevice: what it allocates, uploads and
 // launches for attention and quantize calls, and that job tables are built once per shape
-// and device.
+// and device, and the capture rule of the plan cache.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "attn_fwd_args.h"
@@ -14,6 +15,7 @@
 #include "host/amd/amd_backend.h"
 #include "host/amd/code_objects.h"
 #include "host/job_table.h"
+#include "zyfa/zyfa.h"
 
 namespace zyfa::amd {
 namespace {
@@ -32,6 +34,7 @@ struct Recorded {
   std::vector<Launch> launches;
   int frees = 0;
   int device = 0;
+  bool capturing = false;  // what the device reports for every stream
 };
 
 class RecordingDevice final : public AmdDevice {
@@ -45,9 +48,13 @@ class RecordingDevice final : public AmdDevice {
     return ZYFA_STATUS_SUCCESS;
   }
   void free(void*) override { ++r_->frees; }
-  zyfa_status_t copy_to_device(void* dst, const void* src, size_t bytes, void*) override {
+  zyfa_status_t upload(void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
     r_->copies.push_back(bytes);
+    return ZYFA_STATUS_SUCCESS;
+  }
+  zyfa_status_t capturing(void*, bool* out) override {
+    *out = r_->capturing;
     return ZYFA_STATUS_SUCCESS;
   }
   zyfa_status_t launch(const LaunchConfig& c) override {
@@ -132,6 +139,28 @@ TEST(AmdBackend, FwdUploadsTheJobTableOncePerShapeAndDevice) {
   EXPECT_EQ("attn_fwd_fp8_d192", rec.launches.back().kernel);
   backend.reset();
   EXPECT_EQ(3, rec.frees);
+}
+
+// The plan cache's capture rule: while the stream captures a graph, zyfa_fwd neither allocates
+// nor uploads; a shape that zyfa_fwd_prepare did not prepare is refused with a message.
+TEST(AmdBackend, FwdDuringCaptureUsesOnlyWhatPrepareUploaded) {
+  Recorded rec;
+  auto backend = make_amd_backend(std::make_unique<RecordingDevice>(&rec), ZYFA_BACKEND_EMU);
+  std::vector<uint8_t> storage;
+  const FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, 300, 4, 2, 128, &storage);
+  rec.capturing = true;
+  EXPECT_EQ(ZYFA_STATUS_INVALID_ARGUMENT, backend->fwd(p));
+  EXPECT_NE(std::string(zyfa_last_error()).find("zyfa_fwd_prepare"), std::string::npos) << zyfa_last_error();
+  EXPECT_TRUE(rec.allocations.empty());
+  EXPECT_TRUE(rec.copies.empty());
+  EXPECT_TRUE(rec.launches.empty());
+  // Preparing is allowed during a capture (it is not recorded on the stream); then the call runs.
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, backend->fwd_prepare(p));
+  ASSERT_EQ(1u, rec.allocations.size());
+  ASSERT_EQ(ZYFA_STATUS_SUCCESS, backend->fwd(p)) << zyfa_last_error();
+  EXPECT_EQ(1u, rec.allocations.size());
+  EXPECT_EQ(1u, rec.copies.size());
+  EXPECT_EQ(1u, rec.launches.size());
 }
 
 TEST(AmdBackend, FwdRefusesMisalignedInputsBeforeAnyDeviceWork) {

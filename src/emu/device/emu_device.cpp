@@ -57,7 +57,7 @@ void EmuDevice::free(void* ptr) {
 }
 
 // Host memory is device memory: copying now is a valid stream order.
-zyfa_status_t EmuDevice::copy_to_device(void* dst, const void* src, size_t bytes, void*) {
+zyfa_status_t EmuDevice::upload(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
   return ZYFA_STATUS_SUCCESS;
 }

@@ -21,7 +21,7 @@ class EmuDevice : public amd::AmdDevice {
   bool per_thread_queue(void*) override { return true; }
   zyfa_status_t alloc(size_t bytes, void** ptr) override;
   void free(void* ptr) override;
-  zyfa_status_t copy_to_device(void* dst, const void* src, size_t bytes, void* stream) override;
+  zyfa_status_t upload(void* dst, const void* src, size_t bytes) override;
   // Loads (once, cached) the embedded code object and runs the dispatch.
   zyfa_status_t launch(const amd::LaunchConfig& cfg) override;
 

@@ -1,12 +1,13 @@
 #include "host/amd/attn_launch.h"
 
 #include <climits>
-#include <cmath>
 #include <cstdint>
 #include <string_view>
 
 #include "attn_fwd_bf16_d128_gfx950_args.h"
+#include "asm/kernel_args_asserts.h"
 #include "host/error.h"
+#include "host/plan/kernel_args.h"
 
 namespace zyfa::amd {
 namespace {
@@ -132,21 +133,12 @@ kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* job_table) 
   a.out = address(p.out.data);
   a.lse = address(p.lse);
   a.job_table = address(job_table);
-  const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
-  float* host_values[3] = {&a.q_descale, &a.k_descale, &a.v_descale};
-  uint64_t* ptrs[3] = {&a.q_descale_ptr, &a.k_descale_ptr, &a.v_descale_ptr};
-  for (int i = 0; i < 3; ++i) {
-    const bool dev = ds[i]->kind == ZYFA_DESCALE_DEVICE;
-    *ptrs[i] = dev ? address(ds[i]->ptr) : 0;
-    *host_values[i] = dev ? 1.0f : ds[i]->value;
-    a.descale_stride[2 * i] = dev ? ds[i]->stride_batch : 0;
-    a.descale_stride[2 * i + 1] = dev ? ds[i]->stride_head_k : 0;
-  }
+  plan::set_descales(p, &a, [](const float* ptr) { return address(ptr); });
   const View* views[4] = {&p.q, &p.k, &p.v, &p.out};
   int64_t* strides[4] = {a.q_stride, a.k_stride, a.v_stride, a.o_stride};
   for (int i = 0; i < 4; ++i)
     for (int d = 0; d < 3; ++d) strides[i][d] = views[i]->stride[d];
-  a.scale_log2 = static_cast<float>(static_cast<double>(p.softmax_scale) * M_LOG2E);
+  a.scale_log2 = plan::scale_log2(p.softmax_scale);
   a.seqlen = static_cast<int32_t>(p.seqlen);
   a.heads = static_cast<int32_t>(p.heads);
   a.heads_k = static_cast<int32_t>(p.heads_k);

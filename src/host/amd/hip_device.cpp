@@ -35,6 +35,7 @@ struct HipApi {
   decltype(&hipModuleGetFunction) ModuleGetFunction = nullptr;
   decltype(&hipModuleLaunchKernel) ModuleLaunchKernel = nullptr;
   decltype(&hipModuleUnload) ModuleUnload = nullptr;
+  decltype(&hipStreamIsCapturing) StreamIsCapturing = nullptr;
   // hipGetDeviceProperties' struct changed layout in ROCm 6 (R0600); only gcnArchName is read,
   // by finding it in an oversized buffer, so either entry point serves.
   hipError_t (*GetDeviceProperties)(void* props, int device) = nullptr;
@@ -75,6 +76,7 @@ struct HipApi {
     sym(api.ModuleGetFunction, "hipModuleGetFunction");
     sym(api.ModuleLaunchKernel, "hipModuleLaunchKernel");
     sym(api.ModuleUnload, "hipModuleUnload");
+    sym(api.StreamIsCapturing, "hipStreamIsCapturing");
     api.GetDeviceProperties =
         reinterpret_cast<hipError_t (*)(void*, int)>(dlsym(lib, "hipGetDevicePropertiesR0600"));
     if (!api.GetDeviceProperties) sym(api.GetDeviceProperties, "hipGetDeviceProperties");
@@ -145,11 +147,19 @@ class HipDevice final : public AmdDevice {
 
   // Job tables are uploaded once per shape (first call or zyfa_fwd_prepare) with a blocking
   // copy, so that any stream may use them afterwards; later calls never wait for the host.
-  zyfa_status_t copy_to_device(void* dst, const void* src, size_t bytes, void*) override {
+  zyfa_status_t upload(void* dst, const void* src, size_t bytes) override {
     if (hipError_t e = HipApi::get().MemcpyHtoD(reinterpret_cast<hipDeviceptr_t>(dst), const_cast<void*>(src), bytes);
         e != hipSuccess)
       return fail(ZYFA_STATUS_RUNTIME_ERROR, "backend = hip: hipMemcpyHtoD({} bytes): {}", bytes,
                   HipApi::get().GetErrorName(e));
+    return ZYFA_STATUS_SUCCESS;
+  }
+
+  zyfa_status_t capturing(void* stream, bool* out) override {
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    if (hipError_t e = HipApi::get().StreamIsCapturing(static_cast<hipStream_t>(stream), &status); e != hipSuccess)
+      return fail(ZYFA_STATUS_RUNTIME_ERROR, "backend = hip: hipStreamIsCapturing: {}", HipApi::get().GetErrorName(e));
+    *out = status != hipStreamCaptureStatusNone;
     return ZYFA_STATUS_SUCCESS;
   }
 

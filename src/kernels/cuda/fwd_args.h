@@ -15,12 +15,13 @@ struct FwdKernelArgs {
   const float* q_descale_ptr;  // device descales (null: use the *_descale values)
   const float* k_descale_ptr;
   const float* v_descale_ptr;
-  int64_t out_stride_b, out_stride_s, out_stride_h;  // elements
-  int64_t q_descale_sb, q_descale_sh;  // element strides over (batch, head_k); 0 broadcasts
-  int64_t k_descale_sb, k_descale_sh;
-  int64_t v_descale_sb, v_descale_sh;
+  int64_t o_stride[3];  // elements, over (batch, seqlen, heads)
+  // Element strides of the device descales over (batch, head_k): q, k, v, each batch then
+  // head_k (0 broadcasts). Names, order and meaning as kernels::AttnFwdArgs (gfx950); both
+  // are filled by plan::set_descales.
+  int64_t descale_stride[6];
   int32_t batch, seqlen, heads, heads_k;
-  float softmax_scale_log2;  // softmax_scale * log2(e)
+  float scale_log2;  // softmax_scale * log2(e), plan::scale_log2
   float q_descale, k_descale, v_descale;  // host descales (1 for BF16)
 };
 #pragma pack(pop)

@@ -1,6 +1,6 @@
 // Causal prefill attention forward for Hopper (sm_90a): one persistent CTA per SM walking
 // its slice of the job table (src/host/job_table.h; the cuda backend balances it by work,
-// src/host/cuda/balanced_jobs.h).
+// JobSchedule::kBalancedWork).
 //
 // A CTA has three warpgroups. Warpgroup 0 produces: one thread issues the bulk tensor copies
 // (TMA) of q, k and v tiles into shared memory, completing on mbarriers. For FP8, v arrives
@@ -406,13 +406,13 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       if (tile == kNoTile) continue;
       ++unseen_gen;
       const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
-      const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.q_descale_sb,
-                                            args.q_descale_sh, tc.b, tc.hk);
-      const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.k_descale_sb,
-                                            args.k_descale_sh, tc.b, tc.hk);
-      const float vd = detail::read_descale(args.v_descale_ptr, args.v_descale, args.v_descale_sb,
-                                            args.v_descale_sh, tc.b, tc.hk);
-      const float scale = args.softmax_scale_log2 * qd * kd;  // score units -> log2 units
+      const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.descale_stride[0],
+                                            args.descale_stride[1], tc.b, tc.hk);
+      const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.descale_stride[2],
+                                            args.descale_stride[3], tc.b, tc.hk);
+      const float vd = detail::read_descale(args.v_descale_ptr, args.v_descale, args.descale_stride[4],
+                                            args.descale_stride[5], tc.b, tc.hk);
+      const float scale = args.scale_log2 * qd * kd;  // score units -> log2 units
       const int q_row[2] = {tc.m * Cfg::kBlockM + row0, tc.m * Cfg::kBlockM + row0 + 8};
 
       float row_max[2] = {-INFINITY, -INFINITY};  // running maxima, log2 units
@@ -749,8 +749,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       for (int r = 0; r < 2; ++r) {
         if (q_row[r] >= args.seqlen) continue;
         const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : vd / total[r];
-        uint16_t* out = args.out + tc.b * args.out_stride_b + static_cast<int64_t>(q_row[r]) * args.out_stride_s +
-                        tc.h * args.out_stride_h + col0;
+        uint16_t* out = args.out + tc.b * args.o_stride[0] + static_cast<int64_t>(q_row[r]) * args.o_stride[1] +
+                        tc.h * args.o_stride[2] + col0;
 #pragma unroll
         for (int j = 0; j < Cfg::kDv / 8; ++j) {
           const uint32_t v = pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);

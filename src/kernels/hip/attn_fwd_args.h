@@ -1,4 +1,5 @@
-// Kernel arguments of the baseline gfx950 attention kernels (attn_fwd_{bf16,fp8}_d{128,192}).
+// Kernel arguments of the gfx950 attention kernels (attn_fwd_{bf16,fp8}_d{128,192}, and the
+// generated attn_fwd_fp8_d128).
 #pragma once
 
 #include "fast_division.h"
@@ -41,12 +42,9 @@ struct ZYFA_KERNEL_ARGS AttnFwdArgs {
   FastDiv div_group;    // head -> KV head (heads / heads_k query heads per KV head)
 };
 
-static_assert(sizeof(AttnFwdArgs) == 272, "AttnFwdArgs layout changed: update both sides");
-static_assert(offsetof(AttnFwdArgs, job_table) == 40, "AttnFwdArgs layout");
-static_assert(offsetof(AttnFwdArgs, q_stride) == 72, "AttnFwdArgs layout");
-static_assert(offsetof(AttnFwdArgs, descale_stride) == 168, "AttnFwdArgs layout");
-static_assert(offsetof(AttnFwdArgs, scale_log2) == 216, "AttnFwdArgs layout");
-static_assert(offsetof(AttnFwdArgs, seqlen) == 232, "AttnFwdArgs layout");
-static_assert(offsetof(AttnFwdArgs, div_n_tiles) == 248, "AttnFwdArgs layout");
+// Every offset and the size are checked against src/asm/kernel_args.py, the table the
+// generated assembly reads (static_asserts generated into the build tree, compiled with the
+// host code); a change here needs the same change there. Field names as cuda::FwdKernelArgs
+// where both have the field.
 
 }  // namespace zyfa::kernels

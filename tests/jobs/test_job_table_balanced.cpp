@@ -1,13 +1,11 @@
-// The cuda backend's work-balanced job tables (src/host/cuda/balanced_jobs.h), checked on the
-// host: every query tile exactly once, a well-formed layout, and simulated finish times that
-// are never worse than the shared builder's and, on large shapes, level with the mean.
+// The kBalancedWork job-table schedule (host/job_table.h, used by the cuda backend), checked: every query tile exactly once, a well-formed layout, and simulated finish times that
+// are never worse than the equal-jobs schedule's and, on large shapes, level with the mean.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "host/cuda/balanced_jobs.h"
 #include "host/job_table.h"
 
 namespace zyfa::test {
@@ -27,12 +25,13 @@ struct Shape {
     p.seqlen = seqlen;
     p.tile_rows = 128;
     p.grid = grid;
+    p.schedule = JobSchedule::kBalancedWork;
     return p;
   }
 };
 
 uint64_t tile_cost(uint32_t tile, uint32_t n_tiles) {
-  return tile % n_tiles + 1 + static_cast<uint64_t>(cuda::kTileOverheadBlocks);
+  return tile % n_tiles + 1 + static_cast<uint64_t>(kTileOverheadBlocks);
 }
 
 // Finish time of every workgroup (sum of its tiles' costs); empty when the layout is broken.
@@ -68,14 +67,16 @@ std::vector<uint64_t> check_layout(const JobTableParams& p, const JobTable& t) {
   return finish;
 }
 
-class CudaJobBalance : public ::testing::TestWithParam<Shape> {};
+class BalancedWork : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(CudaJobBalance, CoversEveryTileAndLevelsTheWork) {
+TEST_P(BalancedWork, CoversEveryTileAndLevelsTheWork) {
   const Shape s = GetParam();
   const JobTableParams p = s.params();
   JobTable balanced, shared;
-  ASSERT_TRUE(cuda::build_balanced_job_table(p, &balanced));
-  ASSERT_TRUE(build_job_table(p, &shared));
+  ASSERT_TRUE(build_job_table(p, &balanced));
+  JobTableParams equal_jobs = p;
+  equal_jobs.schedule = JobSchedule::kEqualJobs;
+  ASSERT_TRUE(build_job_table(equal_jobs, &shared));
   const std::vector<uint64_t> finish = check_layout(p, balanced);
   const std::vector<uint64_t> shared_finish = check_layout(p, shared);
   ASSERT_FALSE(finish.empty());
@@ -86,39 +87,39 @@ TEST_P(CudaJobBalance, CoversEveryTileAndLevelsTheWork) {
   const double mean = static_cast<double>(work) / static_cast<double>(p.grid);
   const uint64_t makespan = *std::max_element(finish.begin(), finish.end());
   const uint64_t shared_makespan = *std::max_element(shared_finish.begin(), shared_finish.end());
-  std::printf("%s: makespan %llu key blocks (shared builder %llu, mean %.1f)\n", s.name().c_str(),
+  std::printf("%s: makespan %llu key blocks (equal-jobs schedule %llu, mean %.1f)\n", s.name().c_str(),
               static_cast<unsigned long long>(makespan), static_cast<unsigned long long>(shared_makespan),
               mean);
   EXPECT_LE(makespan, shared_makespan);
   // With several tiles per workgroup the lone trailing tiles level the finish times to within
-  // 1% of the mean (the shared builder is 3% off on the common shapes at G = 132).
+  // 1% of the mean (the equal-jobs schedule is 3% off on the common shapes at G = 132).
   const uint64_t n_tiles = balanced.n_tiles();
   if (static_cast<uint64_t>(s.batch * s.heads) * n_tiles >= 8u * static_cast<uint64_t>(p.grid)) {
     EXPECT_LE(static_cast<double>(makespan), 1.01 * mean + 3.0) << "finish times not level";
   }
 
   JobTable again;
-  ASSERT_TRUE(cuda::build_balanced_job_table(p, &again));
+  ASSERT_TRUE(build_job_table(p, &again));
   EXPECT_EQ(again.words, balanced.words) << "not deterministic";
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Shapes, CudaJobBalance,
+    Shapes, BalancedWork,
     ::testing::Values(Shape{1, 32, 32, 32768, 132}, Shape{1, 32, 8, 16384, 132}, Shape{1, 32, 32, 8192, 132},
                       Shape{1, 64, 16, 4096, 132}, Shape{1, 128, 128, 2048, 132}, Shape{2, 4, 2, 777, 132},
                       Shape{3, 5, 5, 1000, 132}, Shape{1, 1, 1, 1, 132}, Shape{1, 3, 1, 130, 7},
                       Shape{2, 6, 3, 33000, 114}, Shape{1, 1, 1, 1 << 20, 132}),
     [](const ::testing::TestParamInfo<Shape>& info) { return info.param.name(); });
 
-TEST(CudaJobBalance, RefusesWhatTheSharedBuilderRefuses) {
+TEST(BalancedWork, RefusesWhatEqualJobsRefuses) {
   JobTableParams p = Shape{1, 4, 3, 100, 132}.params();  // heads % heads_k != 0
   JobTable t;
-  EXPECT_FALSE(cuda::build_balanced_job_table(p, &t));
+  EXPECT_FALSE(build_job_table(p, &t));
   EXPECT_TRUE(t.words.empty());
   p = Shape{1, 4, 4, 0, 132}.params();
-  EXPECT_FALSE(cuda::build_balanced_job_table(p, &t));
+  EXPECT_FALSE(build_job_table(p, &t));
   p = Shape{1, 4, 4, 100, 0}.params();
-  EXPECT_FALSE(cuda::build_balanced_job_table(p, &t));
+  EXPECT_FALSE(build_job_table(p, &t));
 }
 
 }  // namespace

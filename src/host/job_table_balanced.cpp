@@ -1,5 +1,5 @@
-// Work-balanced job tables for the Hopper kernels (see balanced_jobs.h for the why).
-#include "host/cuda/balanced_jobs.h"
+// The kBalancedWork schedule of the job-table builder (job_table.h says why it exists).
+#include "host/job_table_balanced.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace zyfa::cuda {
+namespace zyfa {
 namespace {
 
 struct Item {
@@ -16,14 +16,9 @@ struct Item {
   uint64_t cost;            // key blocks, overheads included
 };
 
-#ifndef ZYFA_CUDA_TAIL_TILES
-#define ZYFA_CUDA_TAIL_TILES 6
-#endif
-#ifndef ZYFA_CUDA_TAIL_WORK
-#define ZYFA_CUDA_TAIL_WORK 2
-#endif
-constexpr uint64_t kTailTiles = ZYFA_CUDA_TAIL_TILES;  // lone tiles per CTA, at least
-constexpr uint64_t kTailWork = ZYFA_CUDA_TAIL_WORK;    // largest items per CTA, at least
+// How much of the work goes out as lone tiles (measured on an H200, docs/performance.md).
+constexpr uint64_t kTailTiles = 6;  // lone tiles per CTA, at least
+constexpr uint64_t kTailWork = 2;   // largest items per CTA, at least
 
 uint64_t tile_cost(uint64_t m) { return m + 1 + static_cast<uint64_t>(kTileOverheadBlocks); }
 
@@ -32,7 +27,7 @@ uint64_t tile_cost(uint64_t m) { return m + 1 + static_cast<uint64_t>(kTileOverh
 std::vector<Item> make_items(uint64_t streams, uint64_t n_tiles, uint64_t grid) {
   // The pairs leave the CTAs at most one pair apart. The trailing lone tiles must carry more
   // than that much work for every CTA, and come several to a CTA, for largest-first list
-  // scheduling to level the finish times (checked in tests/cuda/test_cuda_job_balance.cpp).
+  // scheduling to level the finish times (checked in tests/jobs/test_job_table_balanced.cpp).
   const uint64_t max_item = n_tiles >= 2 ? tile_cost(0) + tile_cost(n_tiles - 1) : tile_cost(0);
   const uint64_t stream_work = n_tiles * (n_tiles + 1) / 2 + n_tiles * kTileOverheadBlocks;
   const uint64_t by_work = (kTailWork * grid * max_item + stream_work - 1) / stream_work;
@@ -66,13 +61,13 @@ std::vector<Item> make_items(uint64_t streams, uint64_t n_tiles, uint64_t grid) 
 
 bool build_balanced_job_table(const JobTableParams& params, JobTable* out) {
   out->words.clear();
-  // The shared builder's checks: parameters in range, tile ids below kNoTile.
+  // The equal-jobs builder's checks: parameters in range, tile ids below kNoTile.
   if (job_table_word_count(params) == 0) return false;
   const uint64_t n_tiles =
       (static_cast<uint64_t>(params.seqlen) - 1) / static_cast<uint64_t>(params.tile_rows) + 1;
   const uint64_t streams = static_cast<uint64_t>(params.batch) * static_cast<uint64_t>(params.heads);
   const uint64_t grid = static_cast<uint64_t>(params.grid);
-  // Lone tiles make more jobs than the shared table; the byte size must still fit 32 bits.
+  // Lone tiles make more jobs than the equal-jobs table; the byte size must still fit 32 bits.
   constexpr uint64_t kMaxWords = std::numeric_limits<uint32_t>::max() / sizeof(uint32_t);
   if (grid > kMaxWords || streams * n_tiles > kMaxWords / 2 ||
       3 + grid + 2 * streams * n_tiles > kMaxWords) {
@@ -114,4 +109,4 @@ bool build_balanced_job_table(const JobTableParams& params, JobTable* out) {
   return true;
 }
 
-}  // namespace zyfa::cuda
+}  // namespace zyfa
