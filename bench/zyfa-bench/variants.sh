@@ -1,9 +1,9 @@
 #!/bin/sh
-# Screens compile-time variants of the cuda kernels (the ZYFA_CUDA_* switches of
-# src/kernels/cuda/fwd_kernel.cuh) against each other on one GPU.
+# Screens variants of the cuda kernels against each other on one GPU. A variant is a source
+# tree: a copy (e.g. a git worktree) with its own src/kernels/cuda/fwd_tuning.h or kernel edit.
 #
-#   variants.sh build <name> [-DSWITCH=value ...]
-#       configures build-var-<name> (cuda only, Release) with the switches as CUDA flags and
+#   variants.sh build <name> [<source tree>]
+#       configures build-var-<name> (cuda only, Release) from the tree (default: this one) and
 #       builds zyfa-bench and zyfa-test-cuda; run on a machine with nvcc.
 #   variants.sh time <out dir> <bench args> -- <name> ...
 #       times every variant with zyfa-bench (zyfa only), in the given order and then reversed,
@@ -14,10 +14,11 @@ mode=$1; shift
 case $mode in
 build)
   name=$1; shift
+  src=${1:-.}
   dir=build-var-$name
   mkdir -p "$dir"
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZYFA_CUDA=on -DZYFA_AMD_TOOLCHAIN=off \
-    -DZYFA_BUILD_EXAMPLES=OFF "-DCMAKE_CUDA_FLAGS=$*" \
+  cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZYFA_CUDA=on -DZYFA_AMD_TOOLCHAIN=off \
+    -DZYFA_BUILD_EXAMPLES=OFF \
     -DZYFA_CUDNN_FRONTEND_INCLUDE="$PWD/.cache/cudnn-frontend/include" > "$dir/configure.log"
   cmake --build "$dir" --target zyfa-bench zyfa-test-cuda
   ;;
@@ -46,7 +47,7 @@ time)
   done
   ;;
 *)
-  echo "usage: variants.sh build <name> [flags] | time <out> <bench args> -- <names>" >&2
+  echo "usage: variants.sh build <name> [source tree] | time <out> <bench args> -- <names>" >&2
   exit 2
   ;;
 esac

@@ -142,7 +142,7 @@ zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, const void* vt, CUtens
   // q/k: column chunks whose rows are 128 bytes (128 B swizzle) or, for FP8 d_qk = 192, 64
   // bytes (64 B swizzle), matching the kernel's wgmma descriptors. v: BF16 64-column chunks;
   // FP8 whole 128-byte rows for the in-kernel transpose.
-  const int chunk = fwd_qk_chunk(fp8, static_cast<int>(p.d_qk));
+  const int chunk = fwd_tuning(fp8, static_cast<int>(p.d_qk)).qk_chunk;
   const CUtensorMapSwizzle qk_swizzle =
       chunk * (fp8 ? 1 : 2) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   zyfa_status_t s = encode(p, {"q", &p.q, p.d_qk, p.heads}, chunk, qk_swizzle, q);

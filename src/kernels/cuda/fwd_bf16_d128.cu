@@ -2,10 +2,6 @@
 #include "kernels/cuda/fwd_launch.cuh"
 
 // Three k/v stages fit next to q at d = 128 (224 KB of shared memory).
-#ifndef ZYFA_CUDA_BF16_D128_STAGES
-#define ZYFA_CUDA_BF16_D128_STAGES 3
-#endif
-
 namespace zyfa::cuda {
-cudaError_t launch_fwd_bf16_d128(const FwdLaunch& l) { return launch_fwd_impl<false, 128, ZYFA_CUDA_BF16_D128_STAGES>(l); }
+cudaError_t launch_fwd_bf16_d128(const FwdLaunch& l) { return launch_fwd_impl<false, 128, fwd_tuning(false, 128).stages>(l); }
 }  // namespace zyfa::cuda

@@ -34,79 +34,20 @@
 #include "kernels/cuda/ptx.cuh"
 #include "kernels/cuda/unseen_v.cuh"
 
-// Build knobs of the FP8 kernels, kept for measurement (docs/performance.md, tuning log).
-#ifndef ZYFA_CUDA_FP8_PINGPONG
-#define ZYFA_CUDA_FP8_PINGPONG 0
-#endif
-#ifndef ZYFA_CUDA_FP8_PRODUCER_REGS
-#define ZYFA_CUDA_FP8_PRODUCER_REGS 56
-#endif
-#ifndef ZYFA_CUDA_FP8_CONSUMER_REGS
-#define ZYFA_CUDA_FP8_CONSUMER_REGS 224
-#endif
-// 1: lean P of the next key block is computed and packed into a second P register buffer
-// before the wait for the current P v (0: after it, into the one buffer). The exponentials
-// only read the score registers: ptxas places a full wgmma wait before any write to an
-// accumulator register, so writing P in place into the scores (0) also waits for the P v.
-#ifndef ZYFA_CUDA_FP8_P_BEFORE_WAIT
-#define ZYFA_CUDA_FP8_P_BEFORE_WAIT 1
-#endif
-// 1: lean P keeps its per-row bias next to the running maximum (recomputed only when that
-// moves) and rounds with one add of 2^15 instead of a multiply-add with 1.5 * 2^23: the same
-// codes, fewer instructions and no per-block temporaries.
-#ifndef ZYFA_CUDA_FP8_LEAN_CARRY
-#define ZYFA_CUDA_FP8_LEAN_CARRY 1
-#endif
-// 1: lean P writes code * 2^-24 (saturating multiply-add) and rounds it to a whole code with
-// the f16 conversion: 2^-24 is the step of the f16 subnormals, so a pair of codes lands in the
-// low bytes of the two halves, which one byte permute per four keys gathers. The same codes as
-// the add of 2^15 (both round the same float, scaled by a power of two, to nearest even), in
-// 7 instructions per four keys instead of 11.
-#ifndef ZYFA_CUDA_FP8_F16_PACK
-#define ZYFA_CUDA_FP8_F16_PACK 1
-#endif
-// 1: lean P (with ZYFA_CUDA_FP8_F16_PACK) first runs against the reference maximum it already
-// has, and the row maxima are only computed when a code came out above 126 (the largest finite
-// e4m3): the reference may then trail the maximum by as much as the shift of P (kPShift)
-// leaves room for. The codes' check takes 16 three-input integer max instructions per key
-// block instead of the 66 float max of the row maxima.
-#ifndef ZYFA_CUDA_FP8_STALE_MAX
-#define ZYFA_CUDA_FP8_STALE_MAX 1
-#endif
-// kPShift of the stale-maximum kernel: a smaller shift leaves the reference more room to trail
-// the maximum (126.5 - 56 - 8 * shift - kLeanOffset codes, i.e. 2.83 binades at 6 against 0.83
-// at 8), so fewer key blocks need the row maxima, but moves the e4m3 underflow of the smallest
-// probabilities closer to the row maximum. 6 measured as the balance (docs/performance.md,
-// tuning step 17).
-#ifndef ZYFA_CUDA_FP8_STALE_SHIFT
-#define ZYFA_CUDA_FP8_STALE_SHIFT 6
-#endif
-// 1: FP8 row sums leave the tensor cores' accumulator after every key block: the ones-row
-// columns are added into fp32 registers and zeroed. Kept in the accumulator over a long row,
-// the sum loses precision (the FP8 wgmma accumulates with fewer bits than fp32; at S = 32K
-// that dominated the output error, docs/performance.md).
-#ifndef ZYFA_CUDA_FP8_SUM_FLUSH
-#define ZYFA_CUDA_FP8_SUM_FLUSH 1
-#endif
-// 1: wgmma descriptors of the lean-P kernel (FP8, d_qk = 128) derived from per-CTA base
-// descriptors by one add to the address field (measured: BF16 0.9% slower with it, so the other
-// kernels keep computing them in full).
-#ifndef ZYFA_CUDA_HOISTED_DESC
-#define ZYFA_CUDA_HOISTED_DESC 1
-#endif
-
 namespace zyfa::cuda {
 
 template <bool kFp8, int kDqk, int kStages>
 struct FwdConfig {
   static constexpr bool kIsFp8 = kFp8;
-  static constexpr int kBlockM = 128;  // query rows per tile (= JobTableParams::tile_rows)
-  static constexpr int kBlockN = 128;  // keys per block
+  static constexpr FwdTuning kTuning = fwd_tuning(kFp8, kDqk);  // fwd_tuning.h
+  static_assert(kTuning.stages == kStages, "instantiate with fwd_tuning(...).stages");
+  static constexpr int kBlockM = kTuning.block_m;  // query rows per tile (= JobTableParams::tile_rows)
+  static constexpr int kBlockN = kTuning.block_n;  // keys per block
   static constexpr int kDv = 128;
   static constexpr int kElem = kFp8 ? 1 : 2;
   // q and k tiles are stored as column chunks, each chunk [rows][kChunk] swizzled by the TMA:
   // 128-byte rows (128 B swizzle) where the head dim allows, else 64-byte rows (FP8 d_qk = 192).
-  static constexpr int kChunk = fwd_qk_chunk(kFp8, kDqk);
+  static constexpr int kChunk = kTuning.qk_chunk;
   static constexpr int kRowBytes = kChunk * kElem;
   static constexpr int kQkChunks = kDqk / kChunk;
   static constexpr int kQkSwizzle = kRowBytes == 128 ? 1 : 2;  // descriptor code: 128 B / 64 B
@@ -125,16 +66,31 @@ struct FwdConfig {
   static constexpr int kThreads = 384;
   static constexpr float kRescaleThreshold = kFp8 ? 0.125f : (kDqk == 128 ? 0.5f : 8.0f);
   static constexpr bool kLeanP = kFp8 && kDqk == 128;
-  static constexpr bool kPBeforeWait = kLeanP && ZYFA_CUDA_FP8_P_BEFORE_WAIT;
-  static constexpr bool kLeanCarry = kLeanP && ZYFA_CUDA_FP8_LEAN_CARRY;
-  static constexpr bool kHoistDesc = kLeanP && ZYFA_CUDA_HOISTED_DESC;
-  static constexpr bool kF16Pack = kPBeforeWait && kLeanCarry && ZYFA_CUDA_FP8_F16_PACK;
-  static constexpr bool kSumFlush = kFp8 && ZYFA_CUDA_FP8_SUM_FLUSH;
-  static constexpr bool kStaleMax = kF16Pack && ZYFA_CUDA_FP8_STALE_MAX;
+  // The lean-P kernel's techniques, each measured on an H200 (docs/performance.md, tuning log):
+  // kPBeforeWait: lean P of the next key block is computed and packed into a second P register
+  // buffer before the wait for the current P v (the exponentials only read the score
+  // registers: ptxas places a full wgmma wait before any write to an accumulator register).
+  // kLeanCarry: lean P keeps its per-row bias next to the running maximum (recomputed only
+  // when that moves). kF16Pack: lean P writes code * 2^-24 (saturating multiply-add) and
+  // rounds it to a whole code with the f16 conversion (2^-24 is the step of the f16
+  // subnormals), so one byte permute per four keys gathers the codes: 7 instructions per four
+  // keys instead of 11. kStaleMax: lean P first runs against the reference maximum it has, and
+  // the row maxima are only computed when a code came out above 126 (the largest finite e4m3).
+  // kHoistDesc: wgmma descriptors derived from per-CTA base descriptors by one add to the
+  // address field (BF16 measured 0.9% slower with it, so the other kernels compute them in
+  // full). kSumFlush: FP8 row sums leave the tensor cores' accumulator after every key block
+  // (kept there over a long row, the sum loses precision: the FP8 wgmma accumulates with
+  // fewer bits than fp32).
+  static constexpr bool kPBeforeWait = kLeanP;
+  static constexpr bool kLeanCarry = kLeanP;
+  static constexpr bool kHoistDesc = kLeanP;
+  static constexpr bool kF16Pack = kLeanP;
+  static constexpr bool kSumFlush = kFp8;
+  static constexpr bool kStaleMax = kLeanP;
   // The two consumer warpgroups take turns issuing their tensor-core work (named barriers) so
   // that one computes its softmax while the other's matrix products run. Measured on an H200
   // (docs/performance.md): neutral for BF16, 2% slower for FP8, whose softmax is short.
-  static constexpr bool kPingpong = !kFp8 || ZYFA_CUDA_FP8_PINGPONG;
+  static constexpr bool kPingpong = !kFp8;
   // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 (2^6 with
   // kStaleMax) instead of 1, so values down to 2^-14 (2^-12) of it stay normal e4m3 (instead of
   // 2^-6) and underflow starts 8 (6) binades lower. Hopper has no scaled MMA for the per-block
@@ -142,7 +98,7 @@ struct FwdConfig {
   // 448 for the lazy reference maximum; with kStaleMax every code is checked to be at most 126,
   // i.e. 448) and cancels exactly in O / rowsum, since the row sum comes from the same P. BF16
   // P needs no shift.
-  static constexpr float kPShift = !kFp8 ? 0.0f : kStaleMax ? float(ZYFA_CUDA_FP8_STALE_SHIFT) : 8.0f;
+  static constexpr float kPShift = !kFp8 ? 0.0f : kStaleMax ? float(kTuning.stale_max_p_shift) : 8.0f;
   // Lean P writes the e4m3 code of 2^x as round(8x + 56 + kLeanOffset). The linear fit's code
   // error lies in [-0.689, 0]; centring it (offset -0.344) minimizes the error of spread-out
   // rows but rounds keys close to the maximum one code down, which dominates near-uniform
@@ -417,8 +373,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
 
       float row_max[2] = {-INFINITY, -INFINITY};  // running maxima, log2 units
       float lean_b[2] = {0.0f, 0.0f};             // kLeanCarry: lean P's bias of row_max
-      // Lean P's unit (kLeanCarry): the multiply-add writes code * kLeanUnit.
-      constexpr float kLeanUnit = Cfg::kF16Pack ? 0x1p-24f : 0x1p-8f;
+      // Lean P's unit (kF16Pack): the multiply-add writes code * 2^-24, the step of the f16
+      // subnormals.
+      constexpr float kLeanUnit = 0x1p-24f;
       float row_sum[2] = {0.0f, 0.0f};            // BF16: this thread's partial sums;
                                                   // FP8 (kSumFlush): the flushed row sums
 #pragma unroll
@@ -467,32 +424,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
             if constexpr (Cfg::kLeanCarry) lean_b[r] = (Cfg::kLeanBias - 8.0f * m_new) * kLeanUnit;
           }
         }
-        if constexpr (Cfg::kPBeforeWait) {
+        if constexpr (Cfg::kLeanP) {
           // Lean P follows separately (lean_p_pack), straight into P registers.
-        } else if constexpr (Cfg::kLeanP) {
-          // The e4m3 code of 2^x is ~ 8x + 56 + kLeanOffset (see kLeanOffset).
-          // Computed as code/256 with a saturating multiply-add (clamps below 0 on the FMA
-          // pipe instead of a max on the busier integer pipe), then rounded into the low
-          // mantissa bits by a second multiply-add (or an add, kLeanCarry); codes stay below
-          // 122, so the upper clamp never acts. lean_p_pack (kPBeforeWait) does the same.
-          constexpr float kMagic = 12582912.0f;
-          constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanOffset;
-          const float a = scale * (8.0f / 256.0f);
-          const float b[2] = {(kBias - 8.0f * row_max[0]) * (1.0f / 256.0f),
-                              (kBias - 8.0f * row_max[1]) * (1.0f / 256.0f)};
-#pragma unroll
-          for (int j = 0; j < kAcc / 4; ++j) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              if constexpr (Cfg::kLeanCarry) {
-                // 2^15 has an ulp of 2^-8: the add rounds code/256 to a whole code (nearest
-                // even, as the multiply-add below), which lands in the low mantissa bits.
-                s_acc[4 * j + e] = __fadd_rn(__saturatef(fmaf(s_acc[4 * j + e], a, lean_b[e >> 1])), 32768.0f);
-              } else {
-                s_acc[4 * j + e] = fmaf(__saturatef(fmaf(s_acc[4 * j + e], a, b[e >> 1])), 256.0f, kMagic);
-              }
-            }
-          }
         } else {
 #pragma unroll
           for (int j = 0; j < kAcc / 4; ++j) {
@@ -546,47 +479,24 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // Returns (kF16Pack) the largest code of each 16-bit half's position, over all keys.
       auto lean_p_pack = [&](uint32_t(&p)[kPRegs]) -> uint32_t {
         uint32_t code_max = 0;
-        constexpr float kMagic = 12582912.0f;
-        constexpr float kBias = 56.0f + 8.0f * Cfg::kPShift + Cfg::kLeanOffset;
-        const float a = scale * (8.0f / 256.0f);
-        const float b[2] = {(kBias - 8.0f * row_max[0]) * (1.0f / 256.0f),
-                            (kBias - 8.0f * row_max[1]) * (1.0f / 256.0f)};
 #pragma unroll
         for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {  // keys 0..15 and 16..31 of the 32-key step
             const float* sh = s_acc + 16 * kk + 8 * h;
-            if constexpr (Cfg::kF16Pack) {
-              const float af = scale * (8.0f * kLeanUnit);
-              float t[8];
+            const float af = scale * (8.0f * kLeanUnit);
+            float t[8];
 #pragma unroll
-              for (int i = 0; i < 8; ++i) t[i] = __saturatef(fmaf(sh[i], af, lean_b[(i & 3) >> 1]));
-              // Halves [c0 c1], [c4 c5], [c2 c3], [c6 c7]; each code in its half's low byte.
-              const uint32_t h01 = pack_f16(t[0], t[1]);
-              const uint32_t h45 = pack_f16(t[4], t[5]);
-              const uint32_t h23 = pack_f16(t[2], t[3]);
-              const uint32_t h67 = pack_f16(t[6], t[7]);
-              p[4 * kk + 2 * h] = prmt(h01, h45, 0x6420);
-              p[4 * kk + 2 * h + 1] = prmt(h23, h67, 0x6420);
-              if constexpr (Cfg::kStaleMax) {
-                code_max = __vimax3_u16x2(code_max, __vimax3_u16x2(h01, h45, h23), h67);
-              }
-            } else {
-              uint32_t c[8];
-#pragma unroll
-              for (int i = 0; i < 8; ++i) {
-                if constexpr (Cfg::kLeanCarry) {
-                  c[i] = __float_as_uint(__fadd_rn(__saturatef(fmaf(sh[i], a, lean_b[(i & 3) >> 1])), 32768.0f));
-                } else {
-                  c[i] = __float_as_uint(fmaf(__saturatef(fmaf(sh[i], a, b[(i & 3) >> 1])), 256.0f, kMagic));
-                }
-              }
-              const uint32_t r0 = prmt(c[0], c[1], 0x0040);
-              const uint32_t r0b = prmt(c[4], c[5], 0x0040);
-              const uint32_t r1 = prmt(c[2], c[3], 0x0040);
-              const uint32_t r1b = prmt(c[6], c[7], 0x0040);
-              p[4 * kk + 2 * h] = prmt(r0, r0b, 0x5410);
-              p[4 * kk + 2 * h + 1] = prmt(r1, r1b, 0x5410);
+            for (int i = 0; i < 8; ++i) t[i] = __saturatef(fmaf(sh[i], af, lean_b[(i & 3) >> 1]));
+            // Halves [c0 c1], [c4 c5], [c2 c3], [c6 c7]; each code in its half's low byte.
+            const uint32_t h01 = pack_f16(t[0], t[1]);
+            const uint32_t h45 = pack_f16(t[4], t[5]);
+            const uint32_t h23 = pack_f16(t[2], t[3]);
+            const uint32_t h67 = pack_f16(t[6], t[7]);
+            p[4 * kk + 2 * h] = prmt(h01, h45, 0x6420);
+            p[4 * kk + 2 * h + 1] = prmt(h23, h67, 0x6420);
+            if constexpr (Cfg::kStaleMax) {
+              code_max = __vimax3_u16x2(code_max, __vimax3_u16x2(h01, h45, h23), h67);
             }
           }
         }
@@ -600,26 +510,13 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
           for (int kk = 0; kk < Cfg::kBlockN / 32; ++kk) {
             const float* s = s_acc + 16 * kk;
             uint32_t w[4];
-            if constexpr (Cfg::kLeanP) {
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {  // keys 0..15 and 16..31 of the 32-key step
-                const float* sh = s + 8 * h;
-                const uint32_t r0 = prmt(__float_as_uint(sh[0]), __float_as_uint(sh[1]), 0x0040);
-                const uint32_t r0b = prmt(__float_as_uint(sh[4]), __float_as_uint(sh[5]), 0x0040);
-                const uint32_t r1 = prmt(__float_as_uint(sh[2]), __float_as_uint(sh[3]), 0x0040);
-                const uint32_t r1b = prmt(__float_as_uint(sh[6]), __float_as_uint(sh[7]), 0x0040);
-                w[2 * h] = prmt(r0, r0b, 0x5410);
-                w[2 * h + 1] = prmt(r1, r1b, 0x5410);
-              }
-            } else {
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const float* sh = s + 8 * h;
-                w[2 * h] = static_cast<uint32_t>(pack_e4m3(sh[0], sh[1])) |
-                           (static_cast<uint32_t>(pack_e4m3(sh[4], sh[5])) << 16);
-                w[2 * h + 1] = static_cast<uint32_t>(pack_e4m3(sh[2], sh[3])) |
-                               (static_cast<uint32_t>(pack_e4m3(sh[6], sh[7])) << 16);
-              }
+            for (int h = 0; h < 2; ++h) {
+              const float* sh = s + 8 * h;
+              w[2 * h] = static_cast<uint32_t>(pack_e4m3(sh[0], sh[1])) |
+                         (static_cast<uint32_t>(pack_e4m3(sh[4], sh[5])) << 16);
+              w[2 * h + 1] = static_cast<uint32_t>(pack_e4m3(sh[2], sh[3])) |
+                             (static_cast<uint32_t>(pack_e4m3(sh[6], sh[7])) << 16);
             }
             p[4 * kk] = w[0];
             p[4 * kk + 1] = w[1];
@@ -805,10 +702,10 @@ __global__ void __launch_bounds__(384, 1)
   __syncthreads();
 
   if (threadIdx.x < 128) {
-    setmaxnreg_dec<Cfg::kIsFp8 ? ZYFA_CUDA_FP8_PRODUCER_REGS : 24>();
+    setmaxnreg_dec<Cfg::kTuning.producer_regs>();
     fwd_producer<Cfg, kStages>(args, &tma_q, &tma_k, &tma_v, base);
   } else {
-    setmaxnreg_inc<Cfg::kIsFp8 ? ZYFA_CUDA_FP8_CONSUMER_REGS : 240>();
+    setmaxnreg_inc<Cfg::kTuning.consumer_regs>();
     fwd_consumer<Cfg, kStages>(args, base);
   }
 }

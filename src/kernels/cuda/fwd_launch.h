@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/cuda/fwd_args.h"
+#include "kernels/cuda/fwd_tuning.h"
 
 namespace zyfa::cuda {
 
@@ -18,17 +19,10 @@ struct FwdLaunch {
   cudaStream_t stream = nullptr;
 };
 
-// Shape constants the host needs to build tensor maps and job tables.
-inline constexpr int kFwdBlockM = 128;
-inline constexpr int kFwdBlockN = 128;
-// Column chunk (elements) of one q/k TMA box: 128-byte rows where the head dim is a multiple
-// of 128 bytes' worth of elements, else 64 elements (FP8 d_qk = 192: 64-byte rows).
-#ifndef ZYFA_CUDA_FP8_WIDE_CHUNK
-#define ZYFA_CUDA_FP8_WIDE_CHUNK 1
-#endif
-constexpr int fwd_qk_chunk(bool fp8, int d_qk) {
-  return (fp8 && ZYFA_CUDA_FP8_WIDE_CHUNK && d_qk % 128 == 0) ? 128 : 64;
-}
+// Shape constants the host needs to build tensor maps and job tables (the same for every
+// instantiation; fwd_tuning.h has the rest).
+inline constexpr int kFwdBlockM = fwd_tuning(false, 128).block_m;
+inline constexpr int kFwdBlockN = fwd_tuning(false, 128).block_n;
 
 cudaError_t launch_fwd_bf16_d128(const FwdLaunch& l);
 cudaError_t launch_fwd_bf16_d192(const FwdLaunch& l);
