@@ -5,45 +5,13 @@
 #include <cstdio>
 
 #include "cuda_test_util.h"
+#include "support/fwd_matrix.h"
 
 namespace zyfa::test {
 namespace {
 
-std::vector<AttnConfig> configs() {
-  using C = AttnConfig;
-  std::vector<AttnConfig> v;
-  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    // Sequence lengths around the 128-row tile edges, and long enough for many key blocks.
-    for (int64_t s : {1, 61, 127, 128, 129, 1000, 2048}) v.push_back(C::of(dt, 128, 8, 2, s));
-    v.push_back(C::of(dt, 192, 8, 2, 1000));
-    v.push_back(C::of(dt, 192, 2, 2, 67));
-    v.push_back(C::of(dt, 128, 3, 3, 300));  // MHA
-    v.push_back(C::of(dt, 128, 5, 1, 300));  // MQA
-    v.push_back(C::of(dt, 192, 4, 1, 257));
-    v.push_back(C::of(dt, 128, 4, 2, 300).with(Layout::BHSD));
-    v.push_back(C::of(dt, 192, 4, 2, 300).with(Layout::BHSD));
-    v.push_back(C::of(dt, 128, 4, 2, 300).with(Layout::PACKED_QKV));
-    v.push_back(C::of(dt, 128, 2, 1, 500).with(Inputs::GAUSSIAN, 1.0));
-    v.push_back(C::of(dt, 128, 4, 2, 1000).with(Inputs::REALISTIC));
-    v.push_back(C::of(dt, 192, 2, 1, 700).with(Inputs::REALISTIC));
-    // A new row maximum in every key block: the FP8 d 128 kernel's recomputation path each time.
-    v.push_back(C::of(dt, 128, 4, 2, 1000).with(Inputs::RISING));
-    v.push_back(C::of(dt, 192, 2, 1, 700).with(Inputs::RISING));
-    v.push_back(C::of(dt, 128, 4, 2, 333).with_batch(3));
-    v.push_back(C::of(dt, 128, 2, 2, 200).without_lse());
-  }
-  const auto fp8 = ZYFA_DTYPE_FP8_E4M3;
-  v.push_back(C::of(fp8, 128, 4, 2, 397).with(DescaleMode::DEVICE_SCALAR).with_batch(2));
-  v.push_back(C::of(fp8, 128, 4, 2, 397).with(Inputs::REALISTIC).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
-  v.push_back(C::of(fp8, 192, 6, 3, 271).with(Layout::BHSD).with(Inputs::GAUSSIAN, 1.0)
-                  .with(DescaleMode::DEVICE_PER_HEAD).with_batch(3));
-  v.push_back(C::of(fp8, 128, 4, 1, 271).with(Layout::PACKED_QKV).with(Inputs::REALISTIC)
-                  .with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
-  AttnConfig scaled = C::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300).with(Inputs::GAUSSIAN, 1.0);
-  scaled.softmax_scale = 0.25f;
-  v.push_back(scaled);
-  return v;
-}
+// Sequence lengths around the 128-row tile edges, and long enough for many key blocks.
+std::vector<AttnConfig> configs() { return fwd_matrix({{1, 61, 127, 128, 129, 1000, 2048}, 8, 2, 300, 700, 1000}); }
 
 class Fwd : public ::testing::TestWithParam<AttnConfig> {};
 
