@@ -6,21 +6,13 @@
 #include <utility>
 
 #include "cpu_test_util.h"
+#include "support/fwd_matrix.h"
 #include "support/unseen_garbage.h"
 
 namespace zyfa::test {
 namespace {
 
-std::vector<AttnConfig> configs() {
-  using C = AttnConfig;
-  std::vector<AttnConfig> v;
-  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    v.push_back(C::of(dt, 128, 4, 2, 200));
-    v.push_back(C::of(dt, 192, 2, 1, 200));
-    v.push_back(C::of(dt, 128, 2, 2, 77).with(Layout::BHSD).with_batch(2));
-  }
-  return v;
-}
+std::vector<AttnConfig> configs() { return unseen_nan_matrix(200, 4, 2); }
 
 class UnseenNan : public ::testing::TestWithParam<AttnConfig> {};
 

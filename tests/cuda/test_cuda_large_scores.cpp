@@ -10,20 +10,13 @@
 #include <cstdio>
 
 #include "cuda_test_util.h"
+#include "support/fwd_matrix.h"
 #include "support/large_scores.h"
 
 namespace zyfa::test {
 namespace {
 
-std::vector<AttnConfig> configs() {
-  using C = AttnConfig;
-  std::vector<AttnConfig> v;
-  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    v.push_back(C::of(dt, 128, 2, 1, 300));
-    v.push_back(C::of(dt, 192, 2, 1, 300));
-  }
-  return v;
-}
+std::vector<AttnConfig> configs() { return large_scores_matrix(300); }
 
 class LargeScores : public ::testing::TestWithParam<AttnConfig> {};
 

@@ -9,20 +9,13 @@
 #include <cstdio>
 
 #include "emu_run.h"
+#include "support/fwd_matrix.h"
 #include "support/large_scores.h"
 
 namespace zyfa::test {
 namespace {
 
-std::vector<AttnConfig> configs() {
-  using C = AttnConfig;
-  std::vector<AttnConfig> v;
-  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    v.push_back(C::of(dt, 128, 2, 1, 150));
-    v.push_back(C::of(dt, 192, 2, 1, 150));
-  }
-  return v;
-}
+std::vector<AttnConfig> configs() { return large_scores_matrix(150); }
 
 class LargeScores : public ::testing::TestWithParam<AttnConfig> {};
 

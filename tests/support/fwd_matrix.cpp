@@ -37,4 +37,24 @@ std::vector<AttnConfig> fwd_matrix(const FwdMatrixSizes& z) {
   return v;
 }
 
+std::vector<AttnConfig> unseen_nan_matrix(int64_t seqlen, int64_t heads, int64_t heads_k) {
+  using C = AttnConfig;
+  std::vector<AttnConfig> v;
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    v.push_back(C::of(dt, 128, heads, heads_k, seqlen));
+    v.push_back(C::of(dt, 192, heads, heads_k, seqlen));
+    v.push_back(C::of(dt, 128, 2, 2, 77).with(Layout::BHSD).with_batch(2));
+  }
+  return v;
+}
+
+std::vector<AttnConfig> large_scores_matrix(int64_t seqlen) {
+  std::vector<AttnConfig> v;
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    v.push_back(AttnConfig::of(dt, 128, 2, 1, seqlen));
+    v.push_back(AttnConfig::of(dt, 192, 2, 1, seqlen));
+  }
+  return v;
+}
+
 }  // namespace zyfa::test

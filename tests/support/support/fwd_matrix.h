@@ -23,4 +23,11 @@ struct FwdMatrixSizes {
 // the three input kinds, no LSE), then the FP8 device descales and a non-default scale.
 std::vector<AttnConfig> fwd_matrix(const FwdMatrixSizes& sizes);
 
+// The unseen-NaN tests (support/unseen_garbage.h): both dtypes at d 128 and 192 with the
+// backend's sequence length and heads, and a short BHSD batch of two.
+std::vector<AttnConfig> unseen_nan_matrix(int64_t seqlen, int64_t heads, int64_t heads_k);
+
+// The large-score tests (support/large_scores.h): both dtypes at d 128 and 192, MQA.
+std::vector<AttnConfig> large_scores_matrix(int64_t seqlen);
+
 }  // namespace zyfa::test
