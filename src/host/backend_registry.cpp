@@ -27,29 +27,34 @@ std::unique_ptr<Backend> make_unavailable_backend(zyfa_status_t status, std::str
   return std::make_unique<UnavailableBackend>(status, std::move(why));
 }
 
+namespace {
+
+// A backend this build does not carry: NOT_SUPPORTED, saying what it was built without and how
+// to build it.
+[[maybe_unused]] std::unique_ptr<Backend> not_built(const char* backend, const char* missing_and_how) {
+  return make_unavailable_backend(ZYFA_STATUS_NOT_SUPPORTED,
+                                  fmt::format("backend = {}: this libzyfa was built without {}", backend, missing_and_how));
+}
+
+}  // namespace
+
 #if !ZYFA_HAVE_HIP
 std::unique_ptr<Backend> make_hip_backend() {
-  return make_unavailable_backend(
-      ZYFA_STATUS_NOT_SUPPORTED,
-      "backend = hip: this libzyfa was built without the gfx950 toolchain (toolchain: " ZYFA_AMD_TOOLCHAIN_SUMMARY
-      "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
+  return not_built("hip", "the gfx950 toolchain (toolchain: " ZYFA_AMD_TOOLCHAIN_SUMMARY
+                          "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
 }
 #endif
 
 #if !ZYFA_HAVE_EMU
 std::unique_ptr<Backend> make_emu_backend() {
-  return make_unavailable_backend(
-      ZYFA_STATUS_NOT_SUPPORTED,
-      "backend = emu: this libzyfa was built without gfx950 code objects (toolchain: " ZYFA_AMD_TOOLCHAIN_SUMMARY
-      "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
+  return not_built("emu", "gfx950 code objects (toolchain: " ZYFA_AMD_TOOLCHAIN_SUMMARY
+                          "); rebuild with -DZYFA_AMD_TOOLCHAIN=rocm or =sysroot (see docs/building.md)");
 }
 #endif
 
 #if !ZYFA_HAVE_CUDA
 std::unique_ptr<Backend> make_cuda_backend() {
-  return make_unavailable_backend(
-      ZYFA_STATUS_NOT_SUPPORTED,
-      "backend = cuda: this libzyfa was built without the CUDA toolkit; rebuild with -DZYFA_CUDA=on");
+  return not_built("cuda", "the CUDA toolkit; rebuild with -DZYFA_CUDA=on");
 }
 #endif
 

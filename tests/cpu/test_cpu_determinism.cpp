@@ -38,24 +38,11 @@ void expect_thread_count_independent(AttnConfig c) {
 }
 
 TEST(Determinism, Bf16_D128_Gqa2_S300) {
-  AttnConfig c;
-  c.dtype = ZYFA_DTYPE_BF16;
-  c.heads = 4;
-  c.heads_k = 2;
-  c.seqlen = 300;
-  c.inputs = Inputs::REALISTIC;
-  expect_thread_count_independent(c);
+  expect_thread_count_independent(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 4, 2, 300).with(Inputs::REALISTIC));
 }
 
 TEST(Determinism, Fp8_D192v128_Mqa3_S257_B2) {
-  AttnConfig c;
-  c.dtype = ZYFA_DTYPE_FP8_E4M3;
-  c.d_qk = 192;
-  c.heads = 3;
-  c.heads_k = 1;
-  c.seqlen = 257;
-  c.batch = 2;
-  expect_thread_count_independent(c);
+  expect_thread_count_independent(AttnConfig::of(ZYFA_DTYPE_FP8_E4M3, 192, 3, 1, 257).with_batch(2));
 }
 
 }  // namespace
