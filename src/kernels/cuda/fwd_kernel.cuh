@@ -179,6 +179,48 @@ __device__ __forceinline__ Barriers barriers(uint32_t base) {
   return {bar, bar + 8, k_full, k_empty, v_full, v_empty};
 }
 
+// Epilogue of a tile for one consumer thread: normalizes its output rows q_row[0..1] by the
+// row sums (FP8: the ones-row column of O; BF16: the thread's partial sums over its lane quad),
+// writes them as BF16 (NaN from the first row that sees a non-finite v, unseen_v.cuh) and the
+// natural-log LSE.
+template <class Cfg, int kOAcc>
+__device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, const TileCoord& tc,
+                                                  const int (&q_row)[2], int col0, int lane, float vd,
+                                                  uint32_t unseen_flags, uint32_t unseen_gen, const float (&row_max)[2],
+                                                  const float (&row_sum)[2], const float (&o_acc)[kOAcc]) {
+  float total[2];
+  if constexpr (Cfg::kIsFp8) {
+    total[0] = row_sum[0] + o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
+    total[1] = row_sum[1] + o_acc[Cfg::kDv / 2 + 2];  // row0 + 8
+  } else {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float s = row_sum[r];
+      s += __shfl_xor_sync(0xffffffffu, s, 1);
+      s += __shfl_xor_sync(0xffffffffu, s, 2);
+      total[r] = s;
+    }
+  }
+  const int bad_v_row = tc.m * Cfg::kBlockN + unseen_v_first_key<Cfg>(unseen_flags, unseen_gen);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (q_row[r] >= args.seqlen) continue;
+    const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : vd / total[r];
+    uint16_t* out = args.out + tc.b * args.o_stride[0] + static_cast<int64_t>(q_row[r]) * args.o_stride[1] +
+                    tc.h * args.o_stride[2] + col0;
+#pragma unroll
+    for (int j = 0; j < Cfg::kDv / 8; ++j) {
+      const uint32_t v = ptx::pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
+      *reinterpret_cast<uint32_t*>(out + 8 * j) = v;
+    }
+    if (args.lse != nullptr && (lane % 4) == 0) {
+      const float lse2 = row_max[r] - Cfg::kPShift + __log2f(total[r]);
+      args.lse[(static_cast<int64_t>(tc.b) * args.heads + tc.h) * args.seqlen + q_row[r]] =
+          lse2 * 0.69314718055994530942f;
+    }
+  }
+}
+
 }  // namespace detail
 
 template <class Cfg, int kStages>
@@ -626,39 +668,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         last_pv(p_a);
       }
 
-      // Epilogue: normalize, write BF16 output and the natural-log LSE.
-      float total[2];
-      if constexpr (Cfg::kIsFp8) {
-        total[0] = row_sum[0] + o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
-        total[1] = row_sum[1] + o_acc[Cfg::kDv / 2 + 2];  // row0 + 8
-      } else {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          float s = row_sum[r];
-          s += __shfl_xor_sync(0xffffffffu, s, 1);
-          s += __shfl_xor_sync(0xffffffffu, s, 2);
-          total[r] = s;
-        }
-      }
-      const int bad_v_row =
-          tc.m * Cfg::kBlockN + detail::unseen_v_first_key<Cfg>(base + Cfg::kOffUnseen, unseen_gen);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        if (q_row[r] >= args.seqlen) continue;
-        const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : vd / total[r];
-        uint16_t* out = args.out + tc.b * args.o_stride[0] + static_cast<int64_t>(q_row[r]) * args.o_stride[1] +
-                        tc.h * args.o_stride[2] + col0;
-#pragma unroll
-        for (int j = 0; j < Cfg::kDv / 8; ++j) {
-          const uint32_t v = pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
-          *reinterpret_cast<uint32_t*>(out + 8 * j) = v;
-        }
-        if (args.lse != nullptr && (lane % 4) == 0) {
-          const float lse2 = row_max[r] - Cfg::kPShift + __log2f(total[r]);
-          args.lse[(static_cast<int64_t>(tc.b) * args.heads + tc.h) * args.seqlen + q_row[r]] =
-              lse2 * 0.69314718055994530942f;
-        }
-      }
+      detail::write_tile_output<Cfg>(args, tc, q_row, col0, lane, vd, base + Cfg::kOffUnseen, unseen_gen, row_max,
+                                     row_sum, o_acc);
     }
   }
 }
