@@ -25,7 +25,7 @@ uint32_t mai_reg(uint16_t code, bool agpr) { return (code - operand::kVgpr0) + (
 void check_valu_then_mfma(Executor& x, uint32_t reg, const char* role) {
   Wave& w = x.wave();
   const uint64_t t = w.valu_vgpr_write_clock[reg];
-  if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 2)
+  if (t && wait_states_after_stamp(w, t) < 2)
     x.fault(fmt::format("MFMA hazard: {} {}{} read by an MFMA less than 2 wait states after a VALU write", role,
                         reg >= kAgprBase ? "a" : "v", reg % 256));
 }
@@ -230,7 +230,7 @@ void execute_mfma(Executor& x) {
     x.fault(fmt::format("{} with a partial EXEC (0x{:016x}) is not modelled: the ISA does not define the "
                         "matrix product with inactive lanes", in.name, w.exec()));
   // VALU writes EXEC, then an MFMA: 4 wait states.
-  if (w.valu_exec_write_clock && int64_t(w.clock) - int64_t(w.valu_exec_write_clock - 1) - 1 < 4)
+  if (w.valu_exec_write_clock && wait_states_after_stamp(w, w.valu_exec_write_clock) < 4)
     x.fault("MFMA hazard: MFMA less than 4 wait states after a VALU write of EXEC");
 
   // Checks each register of an operand and returns the operand in place: the registers of a
@@ -246,7 +246,7 @@ void execute_mfma(Executor& x) {
           const MfmaWaitStates ws = mfma_wait_states(m.passes);
           const bool same = m.first == first && m.count == regs;
           const int need = same ? ws.srcc_same : ws.srcc_overlapped;
-          const int64_t have = int64_t(w.clock) - int64_t(m.clock) - 1;
+          const int64_t have = wait_states_after(w, m.clock);
           if (have < need)
             x.fault(fmt::format("MFMA hazard: SrcC {}{} read {} wait state(s) after the {}-pass MFMA that writes it "
                                 "({} SrcC); gfx950 requires {}", agpr ? "a" : "v", reg % 256, have, m.passes,
@@ -315,7 +315,7 @@ void execute_mfma(Executor& x) {
     const MfmaWrite& m = w.mfma_write[reg];
     if (m.valid && !(m.first == d0 && m.count == info.d_regs)) {
       const int need = mfma_wait_states(m.passes).srcc_overlapped;
-      if (int64_t(w.clock) - int64_t(m.clock) - 1 < need)
+      if (wait_states_after(w, m.clock) < need)
         x.fault(fmt::format("MFMA hazard: MFMA writes {}{} while an earlier {}-pass MFMA writing an overlapping range "
                             "is in flight (needs {} wait states)", reg >= kAgprBase ? "a" : "v", reg % 256, m.passes, need));
     }
@@ -365,7 +365,7 @@ void execute_vop3p(Executor& x) {
         const MfmaWrite& m = w.mfma_write[reg];
         if (m.valid) {
           const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
-          const int64_t have = int64_t(w.clock) - int64_t(m.clock) - 1;
+          const int64_t have = wait_states_after(w, m.clock);
           if (have < need)
             x.fault(fmt::format("MFMA hazard: v_accvgpr_write of a{} {} wait state(s) after the {}-pass MFMA that "
                                 "writes it; gfx950 requires {}", d, have, m.passes, need));

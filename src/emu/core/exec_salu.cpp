@@ -55,7 +55,7 @@ HwReg hwreg(uint32_t simm16) { return {simm16 & 0x3F, (simm16 >> 6) & 0x1F, ((si
 void setreg_hazard(Executor& x, const std::string& consumer) {
   const Wave& w = x.wave();
   if (!w.setreg_mode_clock) return;
-  const int64_t have = int64_t(w.clock) - int64_t(w.setreg_mode_clock - 1) - 1;
+  const int64_t have = wait_states_after_stamp(w, w.setreg_mode_clock);
   if (have < 2)
     x.fault(fmt::format("SALU hazard: {} of HW_REG_MODE {} wait state(s) after an s_setreg of it; it requires 2",
                         consumer, have));

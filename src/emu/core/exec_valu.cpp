@@ -242,9 +242,9 @@ struct ValuExec {
     // VALU write of a VGPR, then DPP reads it: 2 wait states; VALU write of EXEC then DPP: 5
     // (CDNA4 ISA "Manually Inserted Wait States").
     const uint64_t t = w.valu_vgpr_write_clock[r];
-    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 2)
+    if (t && wait_states_after_stamp(w, t) < 2)
       x.fault(fmt::format("DPP hazard: v{} read by DPP less than 2 wait states after a VALU write", r));
-    if (w.valu_exec_write_clock && int64_t(w.clock) - int64_t(w.valu_exec_write_clock - 1) - 1 < 5)
+    if (w.valu_exec_write_clock && wait_states_after_stamp(w, w.valu_exec_write_clock) < 5)
       x.fault("DPP hazard: DPP less than 5 wait states after a VALU write of EXEC");
     const uint32_t* v = x.vreg_read(r);
     uint64_t valid = 0;
@@ -388,7 +388,7 @@ struct ValuExec {
     const MfmaWrite& m = w.mfma_write[r];
     if (m.valid) {
       const int need = mfma_wait_states_for_valu(m.passes);
-      const int64_t have = int64_t(w.clock) - int64_t(m.clock) - 1;
+      const int64_t have = wait_states_after(w, m.clock);
       if (have < need)
         x.fault(fmt::format("MFMA hazard: VALU write of v{} {} wait state(s) after the {}-pass MFMA that writes it; "
                             "gfx950 requires {}", r, have, m.passes, need));
@@ -434,7 +434,7 @@ struct ValuExec {
   // gfx940 VDecCoExec rules): lane select SGPR written by a VALU 4, EXEC written by a VALU 4,
   // the VGPR a readlane reads written by a VALU 1.
   void lane_access_hazards(bool has_lane_select) {
-    auto since = [&](uint64_t t) { return t ? int64_t(w.clock) - int64_t(t - 1) - 1 : int64_t(1) << 40; };
+    auto since = [&](uint64_t t) { return wait_states_after_stamp(w, t); };
     if (has_lane_select && in.src[1] < 128 && since(w.valu_sgpr_write_clock[in.src[1]]) < 4)
       x.fault(fmt::format("VALU hazard: lane select s{} of {} less than 4 wait states after a VALU wrote it",
                           in.src[1], in.name));
@@ -668,7 +668,7 @@ void ValuExec::run() {
       // GCNHazardRecognizer checkDivFMasHazards; CDNA4 ISA "Manually Inserted Wait States").
       for (uint16_t c : {operand::kVccLo, operand::kVccHi}) {
         const uint64_t t = w.valu_sgpr_write_clock[c];
-        const int64_t have = t ? int64_t(w.clock) - int64_t(t - 1) - 1 : int64_t(1) << 40;
+        const int64_t have = wait_states_after_stamp(w, t);
         if (have < 4)
           x.fault(fmt::format("VALU hazard: v_div_fmas_f32 reads VCC {} wait state(s) after a VALU wrote it; "
                               "it requires 4", have));

@@ -122,7 +122,7 @@ void finish_vmem_issue(Executor& x, PendingOp* op, const Access& a, bool store_d
     if (store_data_read_late && a.dwords > 2 && !in.vdata_acc) mark_store_data(w, in.vdata, a.dwords);
   } else if (a.to_lds) {
     const uint64_t t = w.salu_m0_write_clock;
-    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, int64_t(w.clock) - int64_t(t - 1) - 1, operand::kM0);
+    if (t) x.hazard_relaxed(RelaxedRule::kM0LdsDma, wait_states_after_stamp(w, t), operand::kM0);
     op->lds_base = x.sread(operand::kM0) + uint32_t(in.offset);
   } else {
     op->dst_reg = dst + (in.vdata_acc ? kAgprBase : 0);
@@ -175,7 +175,7 @@ void execute_mubuf(Executor& x) {
   // VALU writes an SGPR, then a VMEM instruction reads it: 5 wait states.
   for (uint16_t s : {uint16_t(in.srsrc), uint16_t(in.srsrc + 1), uint16_t(in.srsrc + 2), uint16_t(in.srsrc + 3),
                      uint16_t(in.soffset)}) {
-    if (s < 128 && w.valu_sgpr_write_clock[s] && int64_t(w.clock) - int64_t(w.valu_sgpr_write_clock[s] - 1) - 1 < 5)
+    if (s < 128 && w.valu_sgpr_write_clock[s] && wait_states_after_stamp(w, w.valu_sgpr_write_clock[s]) < 5)
       x.fault(fmt::format("VMEM hazard: s{} read by a buffer instruction less than 5 wait states after a VALU write", s));
   }
 
@@ -252,7 +252,7 @@ void execute_scratch(Executor& x) {
   if (use_saddr) {
     soff = x.sread(in.saddr);
     if (in.saddr < 128 && w.valu_sgpr_write_clock[in.saddr] &&
-        int64_t(w.clock) - int64_t(w.valu_sgpr_write_clock[in.saddr] - 1) - 1 < 5)
+        wait_states_after_stamp(w, w.valu_sgpr_write_clock[in.saddr]) < 5)
       x.fault(fmt::format("VMEM hazard: s{} read by a scratch instruction less than 5 wait states after a VALU write",
                           in.saddr));
   }
@@ -292,7 +292,7 @@ void execute_flat(Executor& x) {
   if (use_saddr) {
     sbase = x.sread64(in.saddr);
     for (uint16_t s : {uint16_t(in.saddr), uint16_t(in.saddr + 1)})
-      if (w.valu_sgpr_write_clock[s] && int64_t(w.clock) - int64_t(w.valu_sgpr_write_clock[s] - 1) - 1 < 5)
+      if (w.valu_sgpr_write_clock[s] && wait_states_after_stamp(w, w.valu_sgpr_write_clock[s]) < 5)
         x.fault(fmt::format("VMEM hazard: s{} read by a global instruction less than 5 wait states after a VALU write", s));
   }
   PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,

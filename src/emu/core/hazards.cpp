@@ -39,7 +39,7 @@ void Executor::hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is
     const MfmaWrite& m = w.mfma_write[reg];
     if (m.valid) {
       const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
-      const int64_t have = int64_t(w.clock) - int64_t(m.clock) - 1;
+      const int64_t have = wait_states_after(w, m.clock);
       if (have < need)
         fault(fmt::format("MFMA hazard: {} of {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
                           "gfx950 requires {}",
@@ -48,12 +48,12 @@ void Executor::hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is
   }
   if (reg < 256 && !is_mfma_src_ab && !is_vmem_or_ds) {
     const uint64_t t = w.trans_vgpr_write_clock[reg];
-    if (t && !is_transcendental(in_->valu) && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
+    if (t && !is_transcendental(in_->valu) && wait_states_after_stamp(w, t) < 1)
       fault(fmt::format("VALU hazard: v{} read right after the transcendental that writes it (needs 1 wait state)", reg));
   }
   if (reg < 256 && !is_vmem_or_ds) {
     const uint64_t t = w.fwd1_write_clock[reg];
-    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < 1)
+    if (t && wait_states_after_stamp(w, t) < 1)
       fault(fmt::format("VALU hazard: v{} read right after a partial (dst_sel/op_sel) or cvt_scale write "
                         "that needs 1 wait state before use", reg));
   }
@@ -71,8 +71,8 @@ void Executor::hazard_check_valu_sgpr_read(uint16_t code, int count) {
     const uint16_t c = code + i;
     if (c >= 128) continue;
     const uint64_t t = w.valu_sgpr_write_clock[c];
-    if (t && int64_t(w.clock) - int64_t(t - 1) - 1 < given) {
-      given = int64_t(w.clock) - int64_t(t - 1) - 1;
+    if (t && wait_states_after_stamp(w, t) < given) {
+      given = wait_states_after_stamp(w, t);
       reg = c;
     }
   }
@@ -148,7 +148,7 @@ void Executor::hazard_check_permlane_swap(uint32_t d, uint32_t s0) {
   uint32_t reg = d;
   for (uint32_t r : {d, s0}) {
     const uint64_t t = w.valu_vgpr_write_clock[r];
-    const int64_t given = int64_t(w.clock) - int64_t(t - 1) - 1;
+    const int64_t given = wait_states_after_stamp(w, t);
     if (!t || given >= 2) continue;
     if (swaps[r] != t)
       fault(fmt::format("VALU hazard: {} reads v{} less than 2 wait states after a VALU wrote it", in_->name, r));
@@ -196,7 +196,7 @@ void Executor::hazard_check_load_destinations(const PendingOp& op) {
     const MfmaWrite& m = w.mfma_write[reg];
     if (m.valid) {
       const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
-      const int64_t have = int64_t(w.clock) - int64_t(m.clock) - 1;
+      const int64_t have = wait_states_after(w, m.clock);
       if (have < need)
         fault(fmt::format("MFMA hazard: {} load into {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
                           "gfx950 requires {}", kind, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));

@@ -187,4 +187,14 @@ struct Workgroup {
   WorkgroupTrace* trace = nullptr;  // set when the timing model records this workgroup
 };
 
+// The wait-state arithmetic of every hazard check, in one place. Wait states between an
+// instruction issued at wave clock `c` and the one issuing now: the instructions (and s_nop
+// states) strictly between them.
+inline int64_t wait_states_after(const Wave& w, uint64_t c) { return int64_t(w.clock) - int64_t(c) - 1; }
+// The same for a stamp that holds clock + 1, 0 meaning "never": never is far enough.
+inline constexpr int64_t kNeverWritten = int64_t(1) << 40;
+inline int64_t wait_states_after_stamp(const Wave& w, uint64_t stamp) {
+  return stamp ? wait_states_after(w, stamp - 1) : kNeverWritten;
+}
+
 }  // namespace zyfa::emu
