@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <vector>
 
@@ -66,13 +65,8 @@ bool have_aiter_kernel(const std::string& dir, int64_t d_qk) {
 emu::timing::Prediction predict_aiter(const std::string& dir, const ModelProblem& m) {
   emu::timing::Prediction fail;
   const aiter::KernelChoice kc{int(m.d_qk), true};
-  const std::string path = dir + "/fmha_v3_fwd/" + kc.file();
-  std::ifstream f(path, std::ios::binary);
-  const std::vector<uint8_t> image((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (image.empty()) {
-    fail.error = "cannot read " + path;
-    return fail;
-  }
+  const std::vector<uint8_t> image = aiter::read_code_object(dir, kc, &fail.error);
+  if (image.empty()) return fail;
   const emu::LoadedCodeObject object(image.data(), image.size());
 
   // Inputs with one K/V tile of readable slack (AITER's prefetch reads the next tile).
@@ -97,15 +91,10 @@ emu::timing::Prediction predict_aiter(const std::string& dir, const ModelProblem
   p.out = out.data();
   p.lse = lse.data();
 
-  // The launch geometry of aiter_fmha_v3.cpp (AITER's codegen.py launch_kernel).
   emu::timing::Geometry g;
   g.object = &object;
   g.kernel = kc.symbol();
-  const int64_t tiles = (m.seqlen + kc.ts_qo() - 1) / kc.ts_qo();
-  g.grid[0] = uint32_t((tiles + 1) / 2);
-  g.grid[1] = uint32_t(m.heads);
-  g.grid[2] = uint32_t(m.batch);
-  g.block[0] = kc.block();
+  aiter::launch_geometry(kc, p, g.grid, g.block);
   emu::DispatchOptions opt;
   opt.seed = m.seed;
   opt.rules = emu::RuleSet::kHardware;  // AMD's code relies on the hardware's wait states

@@ -29,16 +29,31 @@ std::string cache_dir() {
   return std::string(ZYFA_SOURCE_DIR) + "/.cache/aiter";
 }
 
+std::vector<uint8_t> read_code_object(const std::string& dir, const KernelChoice& kc, std::string* error) {
+  const std::string path = dir + "/fmha_v3_fwd/" + kc.file();
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> image((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (image.empty()) *error = "cannot read " + path;
+  return image;
+}
+
+void launch_geometry(const KernelChoice& kc, const Problem& p, uint32_t grid[3], uint32_t block[3]) {
+  // codegen.py launch_kernel: x = query tiles (halved, rounded up, for causal masks), y = heads,
+  // z = batch; one workgroup of 512 (d 128) or 256 (d 192) work-items.
+  const int tiles = (p.seqlen + kc.ts_qo() - 1) / kc.ts_qo();
+  const int tg_div = kc.causal ? 2 : 1;
+  grid[0] = uint32_t((tiles + tg_div - 1) / tg_div);
+  grid[1] = uint32_t(p.heads);
+  grid[2] = uint32_t(p.batch);
+  block[0] = kc.block();
+  block[1] = block[2] = 1;
+}
+
 emu::DispatchResult run(const std::string& dir, const KernelChoice& kc, const Problem& p,
                         const emu::DispatchOptions& options) {
   emu::DispatchResult fail;
-  const std::string path = dir + "/fmha_v3_fwd/" + kc.file();
-  std::ifstream f(path, std::ios::binary);
-  const std::vector<uint8_t> image((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (image.empty()) {
-    fail.error = "cannot read " + path;
-    return fail;
-  }
+  const std::vector<uint8_t> image = read_code_object(dir, kc, &fail.error);
+  if (image.empty()) return fail;
   const emu::LoadedCodeObject object(image.data(), image.size());
 
   // Strides in bytes (BF16 elements * 2), bshd contiguous; LSE (b, h, s) floats.
@@ -81,14 +96,7 @@ emu::DispatchResult run(const std::string& dir, const KernelChoice& kc, const Pr
   emu::Dispatch d;
   d.object = &object;
   d.kernel = kc.symbol();
-  // codegen.py launch_kernel: x = query tiles (halved, rounded up, for causal masks), y = heads,
-  // z = batch; one workgroup of 512 (d 128) or 256 (d 192) work-items.
-  const int tiles = (p.seqlen + kc.ts_qo() - 1) / kc.ts_qo();
-  const int tg_div = kc.causal ? 2 : 1;
-  d.grid[0] = uint32_t((tiles + tg_div - 1) / tg_div);
-  d.grid[1] = uint32_t(p.heads);
-  d.grid[2] = uint32_t(p.batch);
-  d.block[0] = kc.block();
+  launch_geometry(kc, p, d.grid, d.block);
   d.kernarg = &a;
   d.kernarg_size = sizeof(a);
   const uint64_t out_bytes = uint64_t(p.batch) * p.seqlen * o_row;

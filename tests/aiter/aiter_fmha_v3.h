@@ -81,6 +81,12 @@ struct Problem {
 // $ZYFA_AITER_DIR, else <source>/.cache/aiter (the fetch script's default).
 std::string cache_dir();
 
+// The kernel's code object image from `dir`; empty (and *error set) when it cannot be read.
+std::vector<uint8_t> read_code_object(const std::string& dir, const KernelChoice& kernel, std::string* error);
+
+// The launch geometry of AITER's codegen.py launch_kernel for this problem.
+void launch_geometry(const KernelChoice& kernel, const Problem& p, uint32_t grid[3], uint32_t block[3]);
+
 // Runs one dispatch of the kernel from `dir`; the result carries faults and warnings.
 emu::DispatchResult run(const std::string& dir, const KernelChoice& kernel, const Problem& p,
                         const emu::DispatchOptions& options);
