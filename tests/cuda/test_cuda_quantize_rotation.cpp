@@ -36,6 +36,9 @@ const RotCase kCases[] = {
     make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, false, true, true, 37),
     make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, true, true, true, true, 2000),
     make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, true, true, false, 1),
+    // Enough rows that every warp of the staged kernels goes round its double buffer.
+    make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, true, true, true, 20000),
+    make(ZYFA_DTYPE_BF16, 64, ZYFA_ROTATION_HADAMARD, false, false, false, false, 6001),
     make(ZYFA_DTYPE_FP32, 192, ZYFA_ROTATION_DCT3_HADAMARD64, true, true, true, true, 37),
     make(ZYFA_DTYPE_BF16, 192, ZYFA_ROTATION_DCT3_HADAMARD64, false, false, false, false, 300),
     make(ZYFA_DTYPE_BF16, 64, ZYFA_ROTATION_HADAMARD, true, false, false, false, 37),

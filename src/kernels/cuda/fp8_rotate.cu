@@ -9,6 +9,10 @@
 // operations of rotation::transform_row, so the codes and descale match the cpu and gfx950
 // backends bit for bit. No other FMA contraction can change them: every multiply feeds a
 // multiply, a store or an explicit fmaf.
+// BF16 Hadamard rows of d <= 128 in evenly spaced rows without a mean (the common case) take
+// another form, staged_row_pass: one lane per row, all d values in registers and every
+// butterfly stage in registers (no shuffle, whose one warp instruction per SM clock otherwise
+// caps the kernel), rows moved through shared memory so that global accesses stay coalesced.
 //   computed descale: memset, amax (atomicMax of |y| bits), descale, convert
 //   static descale:   convert only (one pass over the tensor)
 // Without a rotation (smoothing or a static descale alone) a generic per-element warp loop
@@ -40,17 +44,27 @@ __device__ __forceinline__ void load_run(const RotateQuantizeArgs& a, int64_t of
   constexpr int kEb = kF32 ? 4 : 2;
   if constexpr (kVec) {
     constexpr int kBytes = kE * kEb > 16 ? 16 : kE * kEb;
+    static_assert(kBytes % 4 == 0, "whole 32-bit words per chunk");
     const uint8_t* p = static_cast<const uint8_t*>(a.src) + off * kEb;
 #pragma unroll
     for (int c = 0; c < kE * kEb / kBytes; ++c) {
-      const Chunk<kBytes> ch = reinterpret_cast<const Chunk<kBytes>*>(p)[c];
+      // 32-bit words of the chunk: a float each, or two bf16 (the first in the low half),
+      // widened by a shift or a mask rather than byte by byte.
+      uint32_t w[kBytes / 4];
+      if constexpr (kBytes == 16) {
+        const uint4 q = reinterpret_cast<const uint4*>(p)[c];
+        w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
+      } else {
+        const Chunk<kBytes> ch = reinterpret_cast<const Chunk<kBytes>*>(p)[c];
+        __builtin_memcpy(w, ch.b, kBytes);
+      }
 #pragma unroll
       for (int k = 0; k < kBytes / kEb; ++k) {
-        uint32_t u = 0;
+        uint32_t u;
         if constexpr (kF32) {
-          u = ch.b[4 * k] | (ch.b[4 * k + 1] << 8) | (ch.b[4 * k + 2] << 16) | (uint32_t(ch.b[4 * k + 3]) << 24);
+          u = w[k];
         } else {
-          u = (static_cast<uint32_t>(ch.b[2 * k]) | (static_cast<uint32_t>(ch.b[2 * k + 1]) << 8)) << 16;
+          u = k % 2 == 0 ? w[k / 2] << 16 : w[k / 2] & 0xFFFF0000u;
         }
         v[c * (kBytes / kEb) + k] = __uint_as_float(u);
       }
@@ -66,9 +80,17 @@ __device__ __forceinline__ uint8_t encode(float v) {
   return static_cast<uint8_t>(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3));  // RNE
 }
 
-// Row r as element offsets of src and dst, and its head. 32-bit division when the row count
-// allows it (a uniform branch): the 64-bit one costs more than the row's butterflies.
+// Row r as element offsets of src and dst, and its head (only read with a smoothing mean).
+// Evenly spaced rows (packed tensors, or padded rows) take one multiply each: the launch sets
+// the row steps. Otherwise 32-bit division when the row count allows it (a uniform branch):
+// the 64-bit one costs more than the row's butterflies.
 __device__ __forceinline__ void row_offsets(const RotateQuantizeArgs& a, int64_t r, int64_t* so, int64_t* dso, int* head) {
+  if (a.src_row_step != 0 && a.dst_row_step != 0) {
+    *so = r * a.src_row_step;
+    *dso = r * a.dst_row_step;
+    if (a.mean) *head = static_cast<int>(r % a.shape[2]);
+    return;
+  }
   int64_t h, s, b;
   if (a.shape[0] * a.shape[1] * a.shape[2] <= int64_t{0x7FFFFFFF}) {
     const uint32_t r32 = static_cast<uint32_t>(r), nh = static_cast<uint32_t>(a.shape[2]);
@@ -189,8 +211,11 @@ __device__ __forceinline__ uint32_t encode4(float x0, float x1, float x2, float 
   const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(x0, x1), __NV_SATFINITE, __NV_E4M3);
   const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(x2, x3), __NV_SATFINITE, __NV_E4M3);
   const uint32_t w = lo | (hi << 16);
-  const uint32_t nan = __vcmpeq4(w, 0xFFFFFFFFu);
-  return w & ~(nan & 0x80808080u);
+  // Bit 7 of each byte of `kept` is set unless the byte of w is 0xFF (z's byte is 0); exact
+  // per byte, as no sum carries across a byte boundary.
+  const uint32_t z = ~w;
+  const uint32_t kept = (((z & 0x7F7F7F7Fu) + 0x7F7F7F7Fu) | z) & 0x80808080u;
+  return w & (kept | 0x7F7F7F7Fu);
 }
 
 // Scales, saturates (static descale), encodes; returns 1 when v saturated.
@@ -297,6 +322,153 @@ __global__ void __launch_bounds__(kThreads) rot_convert_kernel(const __grid_cons
   rot_pass<kNB, kE, kL, kF32, kVec, true>(a);
 }
 
+// --- One lane per row, staged through shared memory (BF16, Hadamard, d <= 128) --------------
+// A warp takes 32 consecutive rows at a time. cp.async copies them, coalesced, into one of two
+// shared buffers while the previous 32 are transformed (16-byte chunks, the chunk index XORed
+// with a function of the row so that eight lanes reading the same chunk of eight rows hit
+// eight different bank groups); each lane then reads its own row, applies the column signs to
+// the BF16 pairs before widening them (sign_mask entry k: bit 15 for column 2k, bit 31 for
+// 2k + 1), and runs every butterfly stage in registers. The codes go back the same way: a
+// swizzled row per lane, then coalesced 16-byte stores.
+constexpr int kStagedWarps = 4;
+constexpr int kStagedThreads = 32 * kStagedWarps;
+
+// Chunk c of row r (of `chunks` 16-byte chunks) sits at chunk r * chunks + (c ^ swizzle).
+__device__ __forceinline__ int staged_chunk(int r, int c, int chunks) {
+  const int swz = chunks >= 8 ? (r & 7) : chunks == 4 ? ((r >> 1) & 3) : ((r >> 2) & 1);
+  return r * chunks + (c ^ swz);
+}
+
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool valid) {
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory"); }
+
+template <int kD>
+struct StagedLayout {
+  static constexpr int kInChunks = kD * 2 / 16;  // BF16 row
+  static constexpr int kOutChunks = kD / 16;     // code row
+  static constexpr int kInBytes = 32 * kD * 2;   // one buffer of 32 rows
+  static constexpr int kWarpBytes = 2 * kInBytes + 32 * kD;
+  static constexpr int kBlockBytes = kStagedWarps * kWarpBytes;
+};
+
+// Rows [32 g, 32 g + 32) into buf; rows past the tensor read as zeros.
+template <int kD>
+__device__ __forceinline__ void staged_issue(const RotateQuantizeArgs& a, int64_t g, int64_t rows, uint4* buf, int lane) {
+  constexpr int kC = StagedLayout<kD>::kInChunks;
+  const uint8_t* src = static_cast<const uint8_t*>(a.src);
+#pragma unroll
+  for (int i = 0; i < kC; ++i) {
+    const int idx = i * 32 + lane, r = idx / kC, c = idx % kC;
+    const int64_t row = g * 32 + r;
+    const bool valid = row < rows;
+    cp_async_16(&buf[staged_chunk(r, c, kC)], src + (valid ? row * a.src_row_step * 2 + c * 16 : 0), valid);
+  }
+}
+
+template <int kD, bool kConvert>
+__device__ __forceinline__ void staged_row_pass(const RotateQuantizeArgs& a) {
+  using L = StagedLayout<kD>;
+  extern __shared__ uint4 staged_smem[];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  uint4* const in = staged_smem + warp * (L::kWarpBytes / 16);  // two buffers of kInBytes
+  uint4* const out = staged_smem + warp * (L::kWarpBytes / 16) + 2 * L::kInBytes / 16;
+  const int64_t rows = a.shape[0] * a.shape[1] * a.shape[2];
+  const int64_t groups = (rows + 31) / 32;
+  const int64_t stride = int64_t{gridDim.x} * kStagedWarps;
+  float descale = 0.0f, inv = 0.0f;
+  const bool saturate = a.static_descale != 0.0f;
+  const bool count_saturated = saturate && a.saturated != nullptr;
+  if constexpr (kConvert) {
+    descale_of(a, &descale, &inv);
+    if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
+  }
+  uint32_t acc = 0;  // amax bits, or the saturation count
+  int64_t g = blockIdx.x * int64_t{kStagedWarps} + warp;
+  if (g < groups) staged_issue<kD>(a, g, rows, in, lane);
+  cp_async_commit();
+  for (int it = 0; g < groups; ++it, g += stride) {
+    if (g + stride < groups) staged_issue<kD>(a, g + stride, rows, in + ((it + 1) & 1) * (L::kInBytes / 16), lane);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncwarp();
+    float v[kD];
+    const uint4* buf = in + (it & 1) * (L::kInBytes / 16);
+#pragma unroll
+    for (int c = 0; c < L::kInChunks; ++c) {
+      const uint4 q = buf[staged_chunk(lane, c, L::kInChunks)];
+      const uint32_t w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const uint32_t x = w[k] ^ a.sign_mask[4 * c + k];
+        v[8 * c + 2 * k] = __uint_as_float(x << 16);
+        v[8 * c + 2 * k + 1] = __uint_as_float(x & 0xFFFF0000u);
+      }
+    }
+    __syncwarp();  // every lane has its row: the buffer may take the group after next
+#pragma unroll
+    for (int h = 1; h < kD; h *= 2)
+#pragma unroll
+      for (int i = 0; i < kD; ++i)
+        if ((i & h) == 0) {
+          const float x0 = v[i], x1 = v[i + h];
+          v[i] = x0 + x1;
+          v[i + h] = x0 - x1;
+        }
+#pragma unroll
+    for (int i = 0; i < kD; ++i) v[i] = v[i] * a.rot.post_scale;
+    const bool valid = g * 32 + lane < rows;
+    if constexpr (kConvert) {
+#pragma unroll
+      for (int i = 0; i < kD; ++i) v[i] = v[i] * inv;
+      if (count_saturated && valid) {
+#pragma unroll
+        for (int i = 0; i < kD; ++i) acc += fabsf(v[i]) > 448.0f ? 1u : 0u;
+      }
+#pragma unroll
+      for (int c = 0; c < L::kOutChunks; ++c)
+        out[staged_chunk(lane, c, L::kOutChunks)] =
+            make_uint4(encode4(v[16 * c], v[16 * c + 1], v[16 * c + 2], v[16 * c + 3]),
+                       encode4(v[16 * c + 4], v[16 * c + 5], v[16 * c + 6], v[16 * c + 7]),
+                       encode4(v[16 * c + 8], v[16 * c + 9], v[16 * c + 10], v[16 * c + 11]),
+                       encode4(v[16 * c + 12], v[16 * c + 13], v[16 * c + 14], v[16 * c + 15]));
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < L::kOutChunks; ++i) {
+        const int idx = i * 32 + lane, r = idx / L::kOutChunks, c = idx % L::kOutChunks;
+        const int64_t row = g * 32 + r;
+        if (row < rows) *reinterpret_cast<uint4*>(a.dst + row * a.dst_row_step + c * 16) = out[staged_chunk(r, c, L::kOutChunks)];
+      }
+      __syncwarp();  // the codes are out before the next group's are written
+    } else if (valid) {
+#pragma unroll
+      for (int i = 0; i < kD; ++i) acc = max(acc, __float_as_uint(v[i]) & 0x7FFFFFFFu);
+    }
+  }
+  cp_async_wait<0>();
+  if constexpr (kConvert) {
+    acc = warp_sum(acc);
+    if (a.saturated && lane == 0 && acc) atomicAdd(a.saturated, acc);
+  } else {
+    acc = warp_max(acc);
+    if (lane == 0 && acc != 0) atomicMax(reinterpret_cast<unsigned int*>(a.descale), acc);
+  }
+}
+
+template <int kD>
+__global__ void __launch_bounds__(kStagedThreads) staged_amax_kernel(const __grid_constant__ RotateQuantizeArgs a) {
+  staged_row_pass<kD, false>(a);
+}
+
+template <int kD>
+__global__ void __launch_bounds__(kStagedThreads) staged_convert_kernel(const __grid_constant__ RotateQuantizeArgs a) {
+  staged_row_pass<kD, true>(a);
+}
+
 // No rotation: smoothing and/or a static descale on any head_dim, one element per lane step.
 __device__ __forceinline__ float plain_value(const RotateQuantizeArgs& a, int64_t so, int head, int64_t i) {
   float x = load_one(a, so + i);
@@ -389,7 +561,68 @@ int rotate_chunk_align_src(int64_t, int elem_bytes, int) {
 
 int rotate_chunk_align_dst(int64_t, int) { return kLaneValues; }
 
-cudaError_t launch_fp8_rotate_quantize(const RotateQuantizeArgs& a, int sm_count, cudaStream_t stream) {
+namespace {
+// The element distance between consecutive rows when every row of (b, s, h) is that far from
+// the previous one, else 0.
+int64_t even_row_step(const int64_t (&shape)[4], const int64_t (&stride)[3]) {
+  int64_t step = 0, inner = 1;  // inner: rows spanned by one step of the dimension
+  for (int dim = 2; dim >= 0; --dim) {
+    if (shape[dim] == 1) continue;  // its stride is never used
+    if (step == 0 && (step = stride[dim]) == 0) return 0;
+    if (stride[dim] != step * inner) return 0;
+    inner *= shape[dim];
+  }
+  return step != 0 ? step : 1;  // a single row: r is always 0
+}
+
+// Whether the staged kernels take this call, and their sign masks (see staged_row_pass).
+bool use_staged(RotateQuantizeArgs* a) {
+  const int d = static_cast<int>(a->shape[3]);
+  const auto aligned = [](const void* p, int64_t step_bytes) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && step_bytes % 16 == 0;
+  };
+  if (a->rot.kind != rotation::kHadamard || a->src_is_fp32 || a->mean != nullptr || (d != 32 && d != 64 && d != 128) ||
+      a->src_row_step == 0 || a->dst_row_step == 0 || !aligned(a->src, a->src_row_step * 2) ||
+      !aligned(a->dst, a->dst_row_step))
+    return false;
+  const auto bit31 = [&](int col) { return rotation::negated(a->rot, col) ? 0x80000000u : 0u; };
+  for (int k = 0; k < d / 2; ++k) a->sign_mask[k] = (bit31(2 * k) >> 16) | bit31(2 * k + 1);
+  return true;
+}
+
+template <int kD>
+cudaError_t launch_staged(const RotateQuantizeArgs& a, int sm_count, cudaStream_t stream) {
+  constexpr int kBytes = StagedLayout<kD>::kBlockBytes;
+  cudaError_t err;
+  if ((err = cudaFuncSetAttribute(staged_amax_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes)) != cudaSuccess ||
+      (err = cudaFuncSetAttribute(staged_convert_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes)) != cudaSuccess)
+    return err;
+  const int64_t groups = (a.shape[0] * a.shape[1] * a.shape[2] + 31) / 32;
+  const int64_t want = (groups + kStagedWarps - 1) / kStagedWarps;
+  const int64_t cap = static_cast<int64_t>(sm_count > 0 ? sm_count : 132) * 2;  // 2 resident blocks per SM
+  const int blocks = static_cast<int>(want < cap ? (want > 0 ? want : 1) : cap);
+  if (a.saturated && (err = cudaMemsetAsync(a.saturated, 0, sizeof(uint32_t), stream)) != cudaSuccess) return err;
+  if (a.static_descale == 0.0f) {
+    if ((err = cudaMemsetAsync(a.descale, 0, sizeof(float), stream)) != cudaSuccess) return err;
+    staged_amax_kernel<kD><<<blocks, kStagedThreads, kBytes, stream>>>(a);
+    descale_kernel<<<1, 1, 0, stream>>>(a.descale);
+  }
+  staged_convert_kernel<kD><<<blocks, kStagedThreads, kBytes, stream>>>(a);
+  return cudaGetLastError();
+}
+}  // namespace
+
+cudaError_t launch_fp8_rotate_quantize(const RotateQuantizeArgs& args, int sm_count, cudaStream_t stream) {
+  RotateQuantizeArgs a = args;
+  a.src_row_step = even_row_step(a.shape, a.src_stride);
+  a.dst_row_step = even_row_step(a.shape, a.dst_stride);
+  if (use_staged(&a)) {
+    switch (a.shape[3]) {
+      case 32: return launch_staged<32>(a, sm_count, stream);
+      case 64: return launch_staged<64>(a, sm_count, stream);
+      default: return launch_staged<128>(a, sm_count, stream);
+    }
+  }
   KernelFn amax = plain_amax_kernel, convert = plain_convert_kernel;
   if (a.rot.kind != rotation::kNone) {
     const bool ok = a.src_is_fp32 ? pick_rotation<true>(a, &amax, &convert) : pick_rotation<false>(a, &amax, &convert);

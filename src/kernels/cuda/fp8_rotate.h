@@ -19,6 +19,10 @@ struct RotateQuantizeArgs {
   int64_t shape[4];
   int64_t src_stride[3];       // elements: batch, seqlen, heads
   int64_t dst_stride[3];
+  // Set by the launch, not the caller:
+  int64_t src_row_step;        // row r starts at r * step (0: use the strides)
+  int64_t dst_row_step;
+  uint32_t sign_mask[64];      // staged kernels: XOR masks of the column signs of BF16 pairs
   int32_t src_is_fp32;
   int32_t vector_io;           // 1: every row start is aligned for whole-chunk loads and stores
   float static_descale;        // 0: computed
