@@ -7,28 +7,33 @@ with 128-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head)
 lane offset; src/host/amd/attn_launch.cpp sends larger problems to the HIP kernel.
 
 Work split. A persistent workgroup walks its jobs' tile words; a tile is 128 query rows, wave w
-owns rows 32w .. 32w+31. The key loop runs over 128-key tiles 0 .. tile (causal), and every
-wave runs every key tile because K and V of the tile are shared through LDS:
+owns rows 32w .. 32w+31. VGPRs and AGPRs together stay within 256 per lane, so a CU holds two
+workgroups (two waves per SIMD; the host launches 512): while one wave of a SIMD issues MFMAs,
+the other's softmax runs on the vector pipe. The key loop runs over 128-key tiles 0 .. tile
+(causal), and every wave runs every key tile because K and V of the tile are shared through LDS:
   1. all 256 threads store the tile's K (128 x 128 bytes, row-major into LDS) and V (transposed
      into LDS as Vt[dv][key], with v_perm_b32 byte shuffles), loaded from global memory while
      the previous key tile computed; issue the next tile's global loads; barrier;
+  then per 64-key block of the tile (the online-softmax step; two score blocks of 32 keys):
   2. scores transposed, S^T = K Q^T: K (from LDS) is the A operand of
      v_mfma_scale_f32_32x32x64_f8f6f4, Q (registers, whole tile) the B operand, so lane
      32h + j holds query j's scores of keys 8(r/4) + 4h + r%4 of each 32-key score block in
-     accumulator register r;
+     accumulator register r; the second block's K operands are read from LDS while the first
+     block's softmax runs;
   3. softmax per row in the lane (the partner lane j ^ 32 holds the other half of the row):
-     base-2 scores t = acc * scale * log2(e) * dq * dk; lazy rescaling per 128-key tile (the
-     running max moves only when the tile's max exceeds it by more than 0.125); per 64-key
-     block the integer k = clamp(floor(-(block max - m)), 0, 126); lean P: the e4m3 code of
+     base-2 scores t = acc * scale * log2(e) * dq * dk; lazy rescaling per 64-key block (the
+     running max moves only when the block's max exceeds it by more than 0.125); the integer
+     k = clamp(floor(-(block max - m)), 0, 126); lean P: the e4m3 code of
      2^(t - m + k) is trunc(8 (t - m + k) + 56.1557) written by one multiply-add (from the raw
      accumulator: 8 * scale is folded into the multiplier, the rest into the addend) and one
      v_cvt_u32_f32 (truncating, negatives and -inf to 0); v_pk_fma_f32 does two multiply-adds;
-  4. O^T += V^T P^T per 64-key block, Vt (from LDS) as the A operand in the key order the
-     lane holds P in, P^T straight from registers as the B operand with the E8M0 scale
-     127 - k (2^-k removes the block's lift); one more MFMA with a ones A operand adds the
-     same rounded P (times 2^-k) into the row-sum accumulator L (O and L live in AGPRs);
+  4. O^T += V^T P^T, Vt (from LDS) as the A operand in the key order the lane holds P in, P^T
+     straight from registers as the B operand with the E8M0 scale 127 - k (2^-k removes the
+     block's lift); one more MFMA with a ones A operand adds the same rounded P (times 2^-k)
+     into the row-sum accumulator L (O and L live in AGPRs);
   5. after the last key tile: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
      a barrier ends every key tile, so the next tile's LDS stores never meet a wave still reading.
+In the diagonal key tile waves 0 and 1 skip the second 64-key block, which their rows cannot see.
 Rows past seqlen compute on the last row and are never stored. NaN in V (e4m3fn has no Inf)
 must not reach a row that cannot see it, and 0 (a masked P) times NaN is NaN: in the diagonal
 key tile the staging threads zero V's NaN codes before the transposition and record the
@@ -94,31 +99,34 @@ S_BADV = 100  # smallest key with a NaN in V in the diagonal tile (absolute), pa
 S_LARGE = 101  # 1 when some row's running max is at least LARGE_M in magnitude (lean P's slow path)
 NEXT_SGPR = 102
 
-# ---- VGPRs
+# ---- VGPRs. VGPRs + AGPRs stay within 256, so that two workgroups (two waves per SIMD) fit a
+# CU: while one wave of a SIMD runs its MFMAs, the other's softmax fills the vector pipe.
 V_TID, V_BIAS, V_J, V_H = 0, 1, 2, 3
-V_T = 4            # v4..v15 temporaries
-V_ONES = 16        # 8: e4m3 1.0 in every byte
-V_P = 24           # 16: P codes of the two 64-key blocks
-V_Q = 40           # 16: Q as the B operand, d 0..63 then 64..127
-V_BUF = 56         # 32: K operands of score blocks 0-1, V operands of block 0, rescale buffer
-V_S = 88           # 64: scores of 4 score blocks; V transposed staging; V operands of block 1
-V_PF = 152         # 32: the next key tile's K (16) and V (16), loaded while this one computes
-V_K23 = 184        # 32: K operands of score blocks 2 and 3 (blocks 0 and 1 use V_BUF)
-V_VRJ = (247, 216, 217, 218)  # Vt read address of dv block J (V_VR + 32 J rows)
-V_QSIGN = 219      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
-V_KOFF, V_KMAX, V_KSTEP = 220, 221, 222  # staging K row: lane offset, its clamp, per-tile step
-V_VOFF = 223       # 4: staging V rows' lane offsets
-V_VMAX, V_VSTEP = 227, 228
+V_ONES = 4         # 8: e4m3 1.0 in every byte
+V_P = 12           # 8: P codes of the current 64-key block
+V_Q = 20           # 16: Q as the B operand, d 0..63 then 64..127
+V_PF = 36          # 32: the next key tile's K (16) and V (16), loaded while this one computes
+V_S = 68           # 32: scores of one 64-key block (2 score blocks); V transposed staging; V
+                   # operands of the block's P V; with V_KOP the 64 registers of the epilogue
+V_KOP = 100        # 32: K operands of the 2 score blocks of a 64-key block; rescale buffer
+V_T = 132          # v132..v143 temporaries
+V_VRJ = (144, 145, 146, 147)  # Vt read address of dv block J (32 J rows further each)
+V_VR = V_VRJ[0]
+V_QSIGN = 148      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
+V_KOFF, V_KMAX, V_KSTEP = 149, 150, 151  # staging K row: lane offset, its clamp, per-tile step
+V_VOFF = 152       # 4: staging V rows' lane offsets
+V_VMAX, V_VSTEP = 156, 157
+V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 158, 159, 160, 161, 162, 163
+V_BM = 164         # block maximum (raw accumulator units)
+V_C = 166          # lean-P addend of the block (even: a packed-math operand pair)
+V_SC = 167         # E8M0 scale of the block
+V_ALPHA, V_BPERM, V_KR, V_KW, V_VW = 168, 169, 170, 171, 172
+V_NEGINF, V_127 = 173, 174
+NEXT_VGPR = 176
 A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
 A_L = 64           # a[64:79]: row-sum accumulator (every register holds the row sum)
 AGPRS = 80
-V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 232, 233, 234, 235, 236, 237
-V_BM = 238         # 2: block maxima (raw accumulator units)
-V_C = 240          # lean-P addend of block b in v[240 + 2b] (even: a packed-math operand pair)
-V_SC = 241         # E8M0 scale of block b in v[241 + 2b]
-V_ALPHA, V_BPERM, V_KR, V_VR, V_KW, V_VW = 244, 245, 246, 247, 248, 249
-V_T2, V_KPART, V_KG4, V_DG16, V_NEGINF, V_127 = 250, 251, 252, 253, 254, 255
-NEXT_VGPR = 256
+assert NEXT_VGPR + AGPRS <= 256
 
 MFMA = "v_mfma_scale_f32_32x32x64_f8f6f4"
 MFMA_READ_NOPS = ["s_nop 7", "s_nop 7", "s_nop 3"]  # 20 wait states after a 16-pass MFMA
@@ -199,17 +207,13 @@ def prologue():
     b += [f"v_mov_b32 v{V_ONES + i}, 0x38383838" for i in range(8)]
     b += [
         "// staging roles: K row t/2, half t%2 (64 bytes); V keys 4(t%32)..+3, dv 16(t/32)..+15",
-        f"v_lshrrev_b32 v{V_T2}, 1, v{V_TID}",
-        f"v_and_b32 v{V_KPART}, 1, v{V_TID}",
-        f"v_lshlrev_b32 v{V_KPART}, 6, v{V_KPART}",
-        f"v_and_b32 v{V_KG4}, 31, v{V_TID}",
-        f"v_lshlrev_b32 v{V_KG4}, 2, v{V_KG4}",
-        f"v_lshrrev_b32 v{V_DG16}, 5, v{V_TID}",
-        f"v_lshlrev_b32 v{V_DG16}, 4, v{V_DG16}",
-        f"v_mul_u32_u24 v{V_KW}, {KROW}, v{V_T2}",
-        f"v_add_u32 v{V_KW}, v{V_KW}, v{V_KPART}",
-        f"v_mul_u32_u24 v{V_VW}, {VROW}, v{V_DG16}",
-        f"v_add_u32 v{V_VW}, v{V_VW}, v{V_KG4}",
+    ]
+    b += staging_roles()
+    b += [
+        f"v_mul_u32_u24 v{V_KW}, {KROW}, v{R_T2}",
+        f"v_add_u32 v{V_KW}, v{V_KW}, v{R_KPART}",
+        f"v_mul_u32_u24 v{V_VW}, {VROW}, v{R_DG16}",
+        f"v_add_u32 v{V_VW}, v{V_VW}, v{R_KG4}",
         f"v_add_u32 v{V_VW}, {VT_BASE}, v{V_VW}",
         "// operand reads: K row j at byte 16h; Vt row j (dv) at key byte 4h",
         f"v_mul_u32_u24 v{V_KR}, {KROW}, v{V_J}",
@@ -296,26 +300,42 @@ def tile_setup():
     return b
 
 
+# Staging roles of the thread, recomputed where needed (temporaries, not kept): K row t/2 at
+# byte 64 (t%2) of the row; V keys 4 (t%32) .. +3 at dv 16 (t/32) .. +15.
+R_T2, R_KPART, R_KG4, R_DG16 = V_T + 8, V_T + 9, V_T + 10, V_T + 11
+
+
+def staging_roles():
+    return [f"v_lshrrev_b32 v{R_T2}, 1, v{V_TID}",
+            f"v_and_b32 v{R_KPART}, 1, v{V_TID}",
+            f"v_lshlrev_b32 v{R_KPART}, 6, v{R_KPART}",
+            f"v_and_b32 v{R_KG4}, 31, v{V_TID}",
+            f"v_lshlrev_b32 v{R_KG4}, 2, v{R_KG4}",
+            f"v_lshrrev_b32 v{R_DG16}, 5, v{V_TID}",
+            f"v_lshlrev_b32 v{R_DG16}, 4, v{R_DG16}"]
+
+
 def init_row_offsets():
     """Per query tile: the lane offsets of its staging rows in key tile 0, their clamps (the
     offset of row seqlen - 1) and the step from one key tile to the next (128 rows). Offsets
     grow with the row (strides are not negative), so min(offset, clamp) is the clamped row."""
     t = V_T
-    b = [f"v_mul_lo_u32 v{V_KOFF}, v{V_T2}, s{S_KS + 2}",
-         f"v_add_u32 v{V_KOFF}, v{V_KOFF}, v{V_KPART}",
+    b = staging_roles()
+    b += [f"v_mul_lo_u32 v{V_KOFF}, v{R_T2}, s{S_KS + 2}",
+         f"v_add_u32 v{V_KOFF}, v{V_KOFF}, v{R_KPART}",
          f"v_mov_b32 v{t}, s{S_SEQM1}",
          f"v_mul_lo_u32 v{V_KMAX}, v{t}, s{S_KS + 2}",
-         f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{V_KPART}",
+         f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{R_KPART}",
          f"v_mov_b32 v{V_KSTEP}, s{S_KS + 2}",
          f"v_lshlrev_b32 v{V_KSTEP}, 7, v{V_KSTEP}",
          f"v_mul_lo_u32 v{V_VMAX}, v{t}, s{S_VS + 2}",
-         f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{V_DG16}",
+         f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{R_DG16}",
          f"v_mov_b32 v{V_VSTEP}, s{S_VS + 2}",
          f"v_lshlrev_b32 v{V_VSTEP}, 7, v{V_VSTEP}"]
     for i in range(4):
-        b += [f"v_add_u32 v{t + 1}, {i}, v{V_KG4}",
+        b += [f"v_add_u32 v{t + 1}, {i}, v{R_KG4}",
               f"v_mul_lo_u32 v{V_VOFF + i}, v{t + 1}, s{S_VS + 2}",
-              f"v_add_u32 v{V_VOFF + i}, v{V_VOFF + i}, v{V_DG16}"]
+              f"v_add_u32 v{V_VOFF + i}, v{V_VOFF + i}, v{R_DG16}"]
     return b
 
 
@@ -433,37 +453,40 @@ def stage_kv():
     return b
 
 
-def k_operand(sb: int) -> int:
-    """First VGPR of score block sb's K operands (16: d 0..63, then 64..127)."""
-    return V_BUF + 16 * sb if sb < 2 else V_K23 + 16 * (sb - 2)
+def k_reads(half: int):
+    """K operands of the 64-key block `half` (score blocks 2 half and 2 half + 1) into V_KOP:
+    16 registers per score block, d 0..63 then 64..127."""
+    return [f"ds_read_b128 {vr(V_KOP + 16 * i + 8 * c + 4 * part, 4)}, v{V_KR} "
+            f"offset:{32 * (2 * half + i) * KROW + 64 * c + 32 * part}"
+            for i in range(2) for c in range(2) for part in range(2)]
 
 
-def qk():
-    """S^T blocks sb = 0..3 (32 keys each) = K Q^T, two MFMAs (d 0..63, 64..127) each. The K
-    operands of blocks 2 and 3 are still arriving from LDS while blocks 0 and 1 multiply (LDS
-    results return in order; at most 12 reads are outstanding, under the 15 of lgkmcnt)."""
-    def reads(sb):
-        return [f"ds_read_b128 {vr(k_operand(sb) + 8 * c + 4 * part, 4)}, v{V_KR} "
-                f"offset:{32 * sb * KROW + 64 * c + 32 * part}" for c in range(2) for part in range(2)]
-
-    def mfmas(sb):
-        out = []
-        for c in range(2):
-            src_c = "0" if c == 0 else vr(V_S + 16 * sb, 16)
-            out.append(f"{MFMA} {vr(V_S + 16 * sb, 16)}, {vr(k_operand(sb) + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
-                       f"{src_c}, v{V_127}, v{V_127} op_sel_hi:[0,0,0]")
-        return out
-
-    b = reads(0) + reads(1) + reads(2) + ["s_waitcnt lgkmcnt(4)"] + reads(3)
-    b += mfmas(0) + mfmas(1) + ["s_waitcnt lgkmcnt(0)"] + mfmas(2) + mfmas(3)
-    b += MFMA_READ_NOPS
-    return b
+def qk_mfmas(i: int):
+    """Score block i of the current 64-key block (32 keys) = K Q^T into V_S + 16 i."""
+    out = []
+    for c in range(2):
+        src_c = "0" if c == 0 else vr(V_S + 16 * i, 16)
+        out.append(f"{MFMA} {vr(V_S + 16 * i, 16)}, {vr(V_KOP + 16 * i + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
+                   f"{src_c}, v{V_127}, v{V_127} op_sel_hi:[0,0,0]")
+    return out
 
 
-def mask_last_tile():
-    """Keys past the row (causal) or past seqlen get -inf; only the diagonal key tile has any."""
+def qk(half: int):
+    """S^T of the 64-key block `half` = K Q^T. Block 0 reads its K operands here (block 1's
+    are read while block 0's softmax runs: an MFMA reads SrcA/B at issue, so the registers
+    can be refilled right after the MFMAs that use them went out)."""
+    if half == 0:
+        b = k_reads(0) + ["s_waitcnt lgkmcnt(4)"] + qk_mfmas(0) + ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1)
+        b += k_reads(1)
+    else:
+        b = ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(0) + qk_mfmas(1)
+    return b + MFMA_READ_NOPS
+
+
+def mask_setup():
+    """In the diagonal key tile: the NaN-in-V key over the 4 waves and the mask distances."""
     t = V_T
-    b = [
+    return [
         "// the smallest key with a NaN in V over the 4 waves (written before the barrier)",
         f"v_mov_b32 v{t + 4}, 0",
         f"ds_read_b128 {vr(t, 4)}, v{t + 4} offset:{BADV_BASE}",
@@ -474,24 +497,29 @@ def mask_last_tile():
         f"v_readfirstlane_b32 s{S_BADV}, v{t}",
         f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
         f"s_add_u32 s{S_BADV}, s{S_BADV}, s{S_T0}",
-        "// dm0 = qrow - (key0 + 4h): element (sb, r) at key offset 32 sb + 8 (r/4) + r%4 stays when offset <= dm",
+        "// dm0 = qrow - (key0 + 4h), dm1 = dm0 - 64: element (i, r) of 64-key block half is at key",
+        "// offset 32 i + 8 (r/4) + r%4 of the block and stays when that offset <= dm_half",
         f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
         f"v_lshl_add_u32 v{V_DM0}, v{V_H}, 2, s{S_T0}",
         f"v_sub_u32 v{V_DM0}, v{V_QROW}, v{V_DM0}",
         f"v_subrev_u32 v{V_DM1}, 64, v{V_DM0}",
     ]
-    elems = [(sb, r) for sb in range(4) for r in range(16)]
+
+
+def mask_block(half: int):
+    """Keys past the row (causal) or past seqlen get -inf; only the diagonal key tile has any."""
+    b = mask_setup() if half == 0 else []
+    dm = V_DM0 if half == 0 else V_DM1
+    elems = [(i, r) for i in range(2) for r in range(16)]
     masks = [f"s[{S_X}:{S_X + 1}]", f"s[{S_Y}:{S_Y + 1}]", "vcc"]
-    for i in range(0, len(elems), 3):
-        group = elems[i:i + 3]
-        for n, (sb, r) in enumerate(group):
-            off = 32 * sb + 8 * (r // 4) + r % 4
-            dm, o = (V_DM0, off) if off < 64 else (V_DM1, off - 64)
-            b.append(f"v_cmp_le_i32_e64 {masks[n]}, {o}, v{dm}")
+    for g in range(0, len(elems), 3):
+        group = elems[g:g + 3]
+        for n, (i, r) in enumerate(group):
+            b.append(f"v_cmp_le_i32_e64 {masks[n]}, {32 * i + 8 * (r // 4) + r % 4}, v{dm}")
         if len(group) < 3:
             b.append("s_nop 1")
-        for n, (sb, r) in enumerate(group):
-            s = V_S + 16 * sb + r
+        for n, (i, r) in enumerate(group):
+            s = V_S + 16 * i + r
             b.append(f"v_cndmask_b32_e64 v{s}, v{V_NEGINF}, v{s}, {masks[n]}")
     return b
 
@@ -511,7 +539,7 @@ def max_of(dst: int, regs):
 
 def large_m_check():
     """S_LARGE = 1 when some row's running maximum reached LARGE_M in magnitude. m only moves
-    in the rescale path (always on the first key tile), so the flag is set there."""
+    in the rescale path (always on the first key block), so the flag is set there."""
     return [f"s_mov_b32 s{S_T1}, {f32(LARGE_M)}",
             f"v_cmp_lt_f32_e64 s[{S_Y}:{S_Y + 1}], s{S_T1}, |v{V_M}|",
             f"s_cmp_lg_u64 s[{S_Y}:{S_Y + 1}], 0",
@@ -519,29 +547,27 @@ def large_m_check():
 
 
 def rescale_accumulators():
-    """O and L (AGPRs) times alpha, 32 at a time through the free operand buffer."""
+    """O and L (AGPRs) times alpha, 8 at a time through the P operand (free until lean P; the
+    K operand registers hold the next block's K by now)."""
     b = []
-    for first in range(0, AGPRS, 32):
-        n = min(32, AGPRS - first)
-        b += [f"v_accvgpr_read_b32 v{V_BUF + i}, a{first + i}" for i in range(n)]
-        b += [f"v_mul_f32 v{V_BUF + i}, v{V_ALPHA}, v{V_BUF + i}" for i in range(n)]
-        b += [f"v_accvgpr_write_b32 a{first + i}, v{V_BUF + i}" for i in range(n)]
+    for first in range(0, AGPRS, 8):
+        b += [f"v_accvgpr_read_b32 v{V_P + i}, a{first + i}" for i in range(8)]
+        b += [f"v_pk_mul_f32 {vr(V_P + i, 2)}, {vr(V_P + i, 2)}, v[{V_ALPHA}:{V_ALPHA + 1}] op_sel_hi:[1,0]"
+              for i in range(0, 8, 2)]
+        b += [f"v_accvgpr_write_b32 a{first + i}, v{V_P + i}" for i in range(8)]
     return b
 
 
 def softmax():
+    """Softmax of the current 64-key block (the lane's 32 scores in V_S) into the P codes."""
     t = V_T
-    b = ["// block maxima (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
-    for blk in range(2):
-        b += max_of(V_BM + blk, [V_S + 32 * blk + i for i in range(32)])
+    b = ["// block maximum (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
+    b += max_of(V_BM, [V_S + i for i in range(32)])
     b += [f"ds_bpermute_b32 v{t}, v{V_BPERM}, v{V_BM}",
-          f"ds_bpermute_b32 v{t + 1}, v{V_BPERM}, v{V_BM + 1}",
           "s_waitcnt lgkmcnt(0)",
           f"v_max_f32 v{V_BM}, v{V_BM}, v{t}",
-          f"v_max_f32 v{V_BM + 1}, v{V_BM + 1}, v{t + 1}",
-          "// tile max in base-2 score units; lazy rescaling: m moves only beyond the threshold",
-          f"v_max_f32 v{t}, v{V_BM}, v{V_BM + 1}",
-          f"v_mul_f32 v{t}, v{t}, v{V_F}",
+          "// block max in base-2 score units; lazy rescaling: m moves only beyond the threshold",
+          f"v_mul_f32 v{t}, v{V_BM}, v{V_F}",
           f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
           f"v_mov_b32 v{t + 2}, v{V_M}",
           f"v_cmp_lt_f32 vcc, {f32(RESCALE_THRESHOLD)}, v{t + 1}",
@@ -549,27 +575,23 @@ def softmax():
           f"v_cndmask_b32 v{V_M}, v{V_M}, v{t}, vcc",
           f"s_and_b64 s[{S_X}:{S_X + 1}], vcc, exec",
           f"v_sub_f32 v{t + 2}, v{t + 2}, v{V_M}",
-          "// alpha = 2^(m_old - m_new): 1 where m stays, 0 on the first key tile (m_old = -inf)",
+          "// alpha = 2^(m_old - m_new): 1 where m stays, 0 on the first key block (m_old = -inf)",
           f"v_exp_f32 v{V_ALPHA}, v{t + 2}",
           "s_nop 0"]
     skip = L("no_rescale")
     b += [f"s_cmp_eq_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {skip}"]
     b += rescale_accumulators() + large_m_check()
     b += [f"{skip}:"]
-    b += ["// per 64-key block: k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m);",
-          "// scale byte 127 - k (E8M0 2^-k)"]
-    for blk in range(2):
-        bm, c, sc = V_BM + blk, V_C + 2 * blk, V_SC + 2 * blk
-        b += [f"v_mul_f32 v{t}, v{bm}, v{V_F}",
-              f"v_sub_f32 v{t}, v{t}, v{V_M}",
-              f"v_floor_f32_e64 v{t}, -v{t}",
-              f"v_max_f32 v{t}, 0, v{t}",
-              f"v_min_f32 v{t}, 0x42fc0000, v{t}",
-              f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
-              f"v_mul_f32 v{t + 1}, 0x41000000, v{t + 1}",
-              f"v_add_f32 v{c}, v{V_BIAS}, v{t + 1}",
-              f"v_cvt_u32_f32 v{t}, v{t}",
-              f"v_sub_u32 v{sc}, 0x7f, v{t}"]
+    b += ["// k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m); scale byte 127 - k",
+          f"v_sub_f32 v{t}, v{t}, v{V_M}",
+          f"v_floor_f32_e64 v{t}, -v{t}",
+          f"v_max_f32 v{t}, 0, v{t}",
+          f"v_min_f32 v{t}, 0x42fc0000, v{t}",
+          f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
+          f"v_mul_f32 v{t + 1}, 0x41000000, v{t + 1}",
+          f"v_add_f32 v{V_C}, v{V_BIAS}, v{t + 1}",
+          f"v_cvt_u32_f32 v{t}, v{t}",
+          f"v_sub_u32 v{V_SC}, 0x7f, v{t}"]
     b += ["// lean P: code = trunc(8 * scale * acc + C), two multiply-adds per packed instruction",
           "// (multiplier and addend from the low dword of their pairs); each truncating conversion",
           "// writes its code straight into its byte of the P operand (SDWA dst_sel, other bytes",
@@ -578,23 +600,17 @@ def softmax():
     large, codes = L("large_scores"), L("p_codes")
     b += [f"s_cmp_lg_u32 s{S_LARGE}, 0",
           f"s_cbranch_scc1 {large}"]
-    for blk in range(2):
-        c = V_C + 2 * blk
-        for sb in (2 * blk, 2 * blk + 1):
-            for r in range(0, 16, 2):
-                s = V_S + 16 * sb + r
-                b.append(f"v_pk_fma_f32 {vr(s, 2)}, {vr(s, 2)}, {vr(V_F8, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]")
+    for r in range(0, 32, 2):
+        s = V_S + r
+        b.append(f"v_pk_fma_f32 {vr(s, 2)}, {vr(s, 2)}, {vr(V_F8, 2)}, {vr(V_C, 2)} op_sel_hi:[1,0,0]")
     b += [f"{codes}:"]
     OUT_OF_LINE.extend(lean_p_large_scores(large, codes))
-    for blk in range(2):
-        # P dword 4 sbl + e of the block holds score registers 4e .. 4e + 3 of block 2 blk + sbl
-        for byte in range(4):
-            for sbl in range(2):
-                for e in range(4):
-                    src = V_S + 16 * (2 * blk + sbl) + 4 * e + byte
-                    dst = V_P + 8 * blk + 4 * sbl + e
-                    b.append(f"v_cvt_u32_f32_sdwa v{dst}, v{src} dst_sel:BYTE_{byte} "
-                             "dst_unused:UNUSED_PRESERVE src0_sel:DWORD")
+    # P dword 4 i + e holds score registers 4e .. 4e + 3 of score block i
+    for byte in range(4):
+        for i in range(2):
+            for e in range(4):
+                b.append(f"v_cvt_u32_f32_sdwa v{V_P + 4 * i + e}, v{V_S + 16 * i + 4 * e + byte} "
+                         f"dst_sel:BYTE_{byte} dst_unused:UNUSED_PRESERVE src0_sel:DWORD")
     return b
 
 
@@ -606,63 +622,67 @@ def lean_p_large_scores(label: str, back: str):
     x = F acc - m is formed first (the product rounded as m itself was, so the row maximum
     gets x = 0 exactly), then 8x + (bias + 8k): three packed instructions per two scores."""
     t = V_T
+    c = t + 6
     b = [f"{label}:",
          f"v_mov_b32 v{t}, v{V_F}",
          f"v_xor_b32 v{t + 2}, 0x80000000, v{V_M}",
-         f"v_mov_b32 v{t + 4}, 0x41000000"]
-    for blk in range(2):
-        c = t + 6 + 2 * blk
-        b += [f"v_sub_u32 v{c}, 0x7f, v{V_SC + 2 * blk}",  # k
-              f"v_cvt_f32_u32 v{c}, v{c}",
-              f"v_mul_f32 v{c}, 0x41000000, v{c}",
-              f"v_add_f32 v{c}, v{V_BIAS}, v{c}"]
-    for blk in range(2):
-        c = t + 6 + 2 * blk
-        for sb in (2 * blk, 2 * blk + 1):
-            for r in range(0, 16, 2):
-                s = vr(V_S + 16 * sb + r, 2)
-                b += [f"v_pk_mul_f32 {s}, {s}, {vr(t, 2)} op_sel_hi:[1,0]",
-                      f"v_pk_add_f32 {s}, {s}, {vr(t + 2, 2)} op_sel_hi:[1,0]",
-                      f"v_pk_fma_f32 {s}, {s}, {vr(t + 4, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]"]
+         f"v_mov_b32 v{t + 4}, 0x41000000",
+         f"v_sub_u32 v{c}, 0x7f, v{V_SC}",  # k
+         f"v_cvt_f32_u32 v{c}, v{c}",
+         f"v_mul_f32 v{c}, 0x41000000, v{c}",
+         f"v_add_f32 v{c}, v{V_BIAS}, v{c}"]
+    for r in range(0, 32, 2):
+        s = vr(V_S + r, 2)
+        b += [f"v_pk_mul_f32 {s}, {s}, {vr(t, 2)} op_sel_hi:[1,0]",
+              f"v_pk_add_f32 {s}, {s}, {vr(t + 2, 2)} op_sel_hi:[1,0]",
+              f"v_pk_fma_f32 {s}, {s}, {vr(t + 4, 2)}, {vr(c, 2)} op_sel_hi:[1,0,0]"]
     b.append(f"s_branch {back}")
     return b
 
 
-def pv():
-    """O^T += V^T P^T and L += ones P^T for the two 64-key blocks, P scaled back by 2^-k.
+def pv(half: int):
+    """O^T += V^T P^T and L += ones P^T for the 64-key block `half`, P scaled back by 2^-k.
 
-    The V^T operand of (block, dv block J) is 4 ds_read2_b32 from the lane's Vt row of J
-    (V_VR + J rows of 32). Reads run three operands ahead of the MFMAs (at most 12 LDS
-    operations outstanding, under the 15 of lgkmcnt; LDS results return in order)."""
-    groups = [(blk, J) for blk in range(2) for J in range(4)]
-
-    def operand(blk, J):
-        return (V_BUF if blk == 0 else V_S) + 8 * J
-
-    def reads(blk, J):
+    The V^T operand of dv block J is 4 ds_read2_b32 from the lane's Vt row of J (V_VR + J rows
+    of 32) into V_S + 8 J (the scores are codes in V_P by now). Reads run three operands ahead
+    of the MFMAs (at most 12 LDS operations outstanding, under the 15 of lgkmcnt; LDS results
+    return in order)."""
+    def reads(J):
         out = []
         for e in range(0, 8, 2):
-            off = 16 * blk + 2 * (e % 4) + 8 * (e // 4)  # dwords; e + 1 is 2 dwords further
-            out.append(f"ds_read2_b32 {vr(operand(blk, J) + e, 2)}, v{V_VRJ[J]} offset0:{off} offset1:{off + 2}")
+            off = 16 * half + 2 * (e % 4) + 8 * (e // 4)  # dwords; e + 1 is 2 dwords further
+            out.append(f"ds_read2_b32 {vr(V_S + 8 * J + e, 2)}, v{V_VRJ[J]} offset0:{off} offset1:{off + 2}")
         return out
 
     ahead = 3
     b = []
-    for g in groups[:ahead]:
-        b += reads(*g)
-    issued = ahead
-    for i, (blk, J) in enumerate(groups):
-        b.append(f"s_waitcnt lgkmcnt({4 * (issued - i - 1)})")
-        if issued < len(groups):
-            b += reads(*groups[issued])
-            issued += 1
+    for J in range(ahead):
+        b += reads(J)
+    for J in range(4):
+        issued = min(4, J + ahead)
+        b.append(f"s_waitcnt lgkmcnt({4 * (issued - J - 1)})")
+        if J + ahead < 4:
+            b += reads(J + ahead)
         o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
-        b.append(f"{MFMA} {o}, {vr(operand(blk, J), 8)}, {vr(V_P + 8 * blk, 8)}, {o}, "
-                 f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
-        if J == 3:
-            lreg = f"a[{A_L}:{A_L + 15}]"
-            b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P + 8 * blk, 8)}, {lreg}, "
-                     f"v{V_127}, v{V_SC + 2 * blk} op_sel_hi:[0,0,0]")
+        b.append(f"{MFMA} {o}, {vr(V_S + 8 * J, 8)}, {vr(V_P, 8)}, {o}, "
+                 f"v{V_127}, v{V_SC} op_sel_hi:[0,0,0]")
+    lreg = f"a[{A_L}:{A_L + 15}]"
+    b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P, 8)}, {lreg}, "
+             f"v{V_127}, v{V_SC} op_sel_hi:[0,0,0]")
+    return b
+
+
+def key_block(half: int):
+    """One 64-key block of the key tile: scores, the diagonal tile's mask, softmax, P V."""
+    unmasked = L("unmasked")
+    b = qk(half)
+    b += [f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+          f"s_cbranch_scc1 {unmasked}"]
+    b += mask_block(half)
+    b += [f"{unmasked}:"]
+    b += softmax()
+    b += pv(half)
     return b
 
 
@@ -744,15 +764,18 @@ def body():
     b += tile_setup()
     b += [".Lkey_loop:"]
     b += stage_kv()
-    b += qk()
-    b += [f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+    b += key_block(0)
+    b += ["// in the diagonal key tile, waves 0 and 1 (rows 0 .. 63 of the query tile) see none",
+          "// of keys 64 .. 127: their second block is all zeros of P and is skipped",
+          f"s_add_u32 s{S_T0}, s{S_KT}, 1",
           f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-          "s_cbranch_scc1 .Lunmasked"]
-    b += mask_last_tile()
-    b += [".Lunmasked:"]
-    b += softmax()
-    b += pv()
-    b += ["// every wave is done with this tile's LDS before the next one overwrites it",
+          "s_cbranch_scc1 .Lsecond_block",
+          f"s_cmp_lt_u32 s{S_WAVE}, 2",
+          "s_cbranch_scc1 .Lkey_tile_end",
+          ".Lsecond_block:"]
+    b += key_block(1)
+    b += [".Lkey_tile_end:",
+          "// every wave is done with this tile's LDS before the next one overwrites it",
           "s_waitcnt lgkmcnt(0)",
           "s_barrier",
           f"s_add_u32 s{S_KT}, s{S_KT}, 1",
@@ -767,14 +790,16 @@ def body():
 def print_stats():
     """Static counts of one 128-key tile of the key loop (steady state: no mask, no rescale),
     and what the diagonal tile's mask and a rescale add (schedule_stats.py has the rates)."""
-    steady = stage_kv() + qk() + softmax() + pv() + ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32",
-                                                     "s_cmp_lt_u32", "s_cbranch_scc1"]
+    steady = stage_kv()
+    for half in range(2):
+        steady += qk(half) + softmax() + pv(half)
+    steady += ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32", "s_cmp_lt_u32", "s_cbranch_scc1"]
     rescale = rescale_accumulators() + large_m_check()
     diagonal = diagonal_v_check()[3:]  # what the branch at its top skips off the diagonal
     steady = [l for l in steady if l not in rescale and l not in diagonal]
     print(schedule_stats.report("key tile (128 keys x 32 queries per wave), steady state",
                                 schedule_stats.count(steady)))
-    print(schedule_stats.report("  + diagonal tile mask", schedule_stats.count(mask_last_tile())))
+    print(schedule_stats.report("  + diagonal tile mask", schedule_stats.count(mask_block(0) + mask_block(1))))
     print(schedule_stats.report("  + diagonal tile V NaN check (zeroing only when one is found)",
                                 schedule_stats.count(diagonal_v_check())))
     print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125), large-max flag",

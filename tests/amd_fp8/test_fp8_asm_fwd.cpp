@@ -1,7 +1,7 @@
 // The generated FP8 d = 128 kernel through zyfa_fwd on the emu backend, on a matrix of
 // configurations: (1) against the fp64 reference within kernel_tolerance; (2) against the CPU
 // bit-model of the numerics it implements (lean P, per-64-key-block scaling, rounded-P row sum,
-// lazy rescaling at 0.125 per 128-key tile), where only fp32 summation order may differ;
+// lazy rescaling at 0.125 per 64-key block), where only fp32 summation order may differ;
 // (3) bitwise equal under three wave interleavings; poisoned outputs and a guard past them.
 #include <gtest/gtest.h>
 

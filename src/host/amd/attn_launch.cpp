@@ -106,7 +106,11 @@ const char* attn_kernel_name(const FwdProblem& p) {
 
 AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
   namespace pp = kernels::bf16_d128_gfx950;
-  if (std::string_view(attn_kernel_name(p)) == "attn_fwd_bf16_d128_gfx950") return {pp::kTileRows, pp::kThreads};
+  const std::string_view name = attn_kernel_name(p);
+  if (name == "attn_fwd_bf16_d128_gfx950") return {pp::kTileRows, pp::kThreads};
+  // The generated FP8 d = 128 kernel fits two workgroups per CU (256 registers per lane, two
+  // waves per SIMD): one wave's MFMAs run under the other's softmax.
+  if (name == "attn_fwd_fp8_d128") return {kernels::kAttnTileRows, kernels::kAttnThreads, 2};
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 
@@ -116,11 +120,14 @@ JobTableParams attn_job_table_params(const FwdProblem& p) {
   j.heads = p.heads;
   j.heads_k = p.heads_k;
   j.seqlen = p.seqlen;
-  j.tile_rows = attn_kernel_shape(p).tile_rows;
-  // One workgroup per CU of an MI355X (256 CUs over 8 XCDs), fewer when there is less work.
+  const AttnKernelShape shape = attn_kernel_shape(p);
+  j.tile_rows = shape.tile_rows;
+  // As many workgroups as the 256 CUs of an MI355X (8 XCDs) hold at once, fewer when there is
+  // less work; workgroup i runs on XCD i % 8, and i and i + 256 share a CU.
   const int64_t tiles = p.batch * p.heads * ((p.seqlen + j.tile_rows - 1) / j.tile_rows);
   const int64_t jobs = (tiles + 1) / 2;
-  j.grid = jobs < 256 ? (jobs > 0 ? jobs : 1) : 256;
+  const int64_t resident = int64_t{256} * shape.workgroups_per_cu;
+  j.grid = jobs < resident ? (jobs > 0 ? jobs : 1) : resident;
   j.num_xcds = 8;
   return j;
 }

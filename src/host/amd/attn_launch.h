@@ -17,10 +17,12 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend_name
 
 const char* attn_kernel_name(const FwdProblem& p);
 
-// Query rows per tile (the job table's tile_rows) and threads per workgroup of that kernel.
+// Query rows per tile (the job table's tile_rows) and threads per workgroup of that kernel,
+// and how many of its workgroups one CU holds at once (the persistent grid's per-CU share).
 struct AttnKernelShape {
   int tile_rows;
   int threads;
+  int workgroups_per_cu = 1;
 };
 AttnKernelShape attn_kernel_shape(const FwdProblem& p);
 
