@@ -17,6 +17,7 @@
 
 #include "emu/core/executor.h"
 #include "emu/loader/code_object.h"
+#include "emu/timing/cycle_hazards.h"
 
 namespace zyfa::emu {
 namespace {
@@ -78,6 +79,7 @@ void merge_warnings(std::vector<RuleWarning> from, std::map<std::pair<uint32_t, 
       continue;
     }
     m.given = std::min(m.given, w.given);
+    m.slack_cycles = std::min(m.slack_cycles, w.slack_cycles);
     m.count += w.count;
   }
 }
@@ -204,6 +206,12 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   std::map<std::pair<uint32_t, std::string>, RuleWarning> warnings;
   std::atomic<uint64_t> waves{0}, instructions{0}, lane_instructions{0};
   std::atomic<uint32_t> scratch_used{0};
+  // Under hardware the MFMA rules are decided in elapsed cycles after the run (cycle_hazards.h):
+  // every workgroup records its issue trace (8 bytes per instruction) for the replay.
+  const bool cycle_rules = result.rules == RuleSet::kHardware;
+  std::map<uint64_t, std::vector<CycleClaim>> claims;
+  std::vector<WorkgroupTrace> own_traces;
+  const size_t caller_traces = opt.timing ? opt.timing->size() : 0;
 
   auto worker = [&] {
     for (;;) {
@@ -219,7 +227,7 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
       wg.rng = Rng(mix(opt.seed ^ mix(id + 1)));
       WorkgroupTrace trace;
       trace.linear_id = id;
-      if (opt.timing) wg.trace = &trace;
+      if (opt.timing || cycle_rules) wg.trace = &trace;
       Executor ex(ctx, wg);
       try {
         ex.run();
@@ -248,9 +256,13 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
         used = std::max(used, w->scratch_used);
       }
       for (uint32_t seen = scratch_used.load(); used > seen && !scratch_used.compare_exchange_weak(seen, used);) {}
-      if (opt.timing) {
+      if (std::vector<CycleClaim> c = ex.take_claims(); !c.empty()) {
         std::lock_guard<std::mutex> lock(mu);
-        opt.timing->push_back(std::move(trace));
+        claims[id] = std::move(c);
+      }
+      if (opt.timing || cycle_rules) {
+        std::lock_guard<std::mutex> lock(mu);
+        (opt.timing ? *opt.timing : own_traces).push_back(std::move(trace));
       }
       waves += wg.waves.size();
       instructions += ins;
@@ -271,9 +283,25 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
   result.stats.scratch_lane_bytes = kd.enable_private_segment() ? (kd.private_segment_fixed_size + 3) & ~3u : 0;
   result.stats.scratch_used_bytes = scratch_used;
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The claims are decided only when no workgroup faulted: after a fault the workgroups above
+  // it may not have run, and the dispatch fails anyway.
+  if (first_fault_id.load() == UINT64_MAX && !claims.empty()) {
+    const std::vector<WorkgroupTrace>& all = opt.timing ? *opt.timing : own_traces;
+    std::vector<const WorkgroupTrace*> traces;
+    for (size_t i = opt.timing ? caller_traces : 0; i < all.size(); ++i) traces.push_back(&all[i]);
+    timing::CycleVerdicts v = timing::decide_cycle_claims(*d.object, *k, uint32_t(lds), traces, claims);
+    merge_warnings(std::move(v.warnings), warnings);
+    if (v.faulted) {  // the dispatch's result is the verdict
+      first_fault_id.store(0);
+      first_fault = std::move(v.fault);
+    }
+  }
   for (auto& [key, w] : warnings) {
     w.text = fmt::format("hardware rules: {} at pc 0x{:x} '{}': {} wait state(s) given, LLVM asks for {} ({}); "
                          "{} time(s)", w.rule, w.pc, w.instruction, w.given, w.required, w.source, w.count);
+    if (w.slack_cycles >= 0)
+      w.text += fmt::format("; covered by the other waves of its SIMD on the MI355X model, least slack {} cycle(s)",
+                            w.slack_cycles);
     result.warnings.push_back(std::move(w));
   }
   if (first_fault_id.load() != UINT64_MAX) return fail(first_fault);

@@ -111,6 +111,10 @@ struct RuleWarning {
   int required = 0;      // what LLVM's hazard recognizer asks for
   std::string source;    // where LLVM states the rule
   uint64_t count = 0;    // how many times a wave issued it short
+  // MFMA rules decided in elapsed cycles (hardware rules, docs/emulator.md): the least margin,
+  // in clocks of the MI355X model, by which the cycles other waves filled on the SIMD covered
+  // the wait states the wave itself left out; -1 for the rules counted per wave.
+  int64_t slack_cycles = -1;
   std::string text;      // one line with all of the above
 };
 

@@ -248,9 +248,10 @@ void execute_mfma(Executor& x) {
           const int need = same ? ws.srcc_same : ws.srcc_overlapped;
           const int64_t have = wait_states_after(w, m.clock);
           if (have < need)
-            x.fault(fmt::format("MFMA hazard: SrcC {}{} read {} wait state(s) after the {}-pass MFMA that writes it "
-                                "({} SrcC); gfx950 requires {}", agpr ? "a" : "v", reg % 256, have, m.passes,
-                                same ? "same" : "overlapping", need));
+            x.hazard_mfma("mfma-srcc", m.clock, have, need,
+                          fmt::format("MFMA hazard: SrcC {}{} read {} wait state(s) after the {}-pass MFMA that "
+                                      "writes it ({} SrcC); gfx950 requires {}", agpr ? "a" : "v", reg % 256, have,
+                                      m.passes, same ? "same" : "overlapping", need));
         }
       } else {
         x.hazard_check_read_vgpr(reg, true, false);
@@ -316,8 +317,10 @@ void execute_mfma(Executor& x) {
     if (m.valid && !(m.first == d0 && m.count == info.d_regs)) {
       const int need = mfma_wait_states(m.passes).srcc_overlapped;
       if (wait_states_after(w, m.clock) < need)
-        x.fault(fmt::format("MFMA hazard: MFMA writes {}{} while an earlier {}-pass MFMA writing an overlapping range "
-                            "is in flight (needs {} wait states)", reg >= kAgprBase ? "a" : "v", reg % 256, m.passes, need));
+        x.hazard_mfma("mfma-srcc", m.clock, wait_states_after(w, m.clock), need,
+                      fmt::format("MFMA hazard: MFMA writes {}{} while an earlier {}-pass MFMA writing an overlapping "
+                                  "range is in flight (needs {} wait states)", reg >= kAgprBase ? "a" : "v", reg % 256,
+                                  m.passes, need));
     }
     if (w.pending_total && w.pending_write[reg]) x.check_pending(reg, "overwrite");
     uint32_t* row = reg >= kAgprBase ? x.adst(reg - kAgprBase) : x.vdst(reg);
@@ -334,7 +337,10 @@ void execute_mfma(Executor& x) {
   }
   if (c_is_reg) {
     const int war = mfma_wait_states(info.passes).valu_war_srcc;
-    for (int r = 0; r < info.d_regs; ++r) w.mfma_srcc_read_until[c0 + r] = clock + war + 1;
+    for (int r = 0; r < info.d_regs; ++r) {
+      w.mfma_srcc_read_until[c0 + r] = clock + war + 1;
+      w.mfma_srcc_read_clock[c0 + r] = clock;
+    }
   }
   w.any_mfma = true;
   w.last_mfma_clock = clock;
@@ -367,11 +373,13 @@ void execute_vop3p(Executor& x) {
           const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
           const int64_t have = wait_states_after(w, m.clock);
           if (have < need)
-            x.fault(fmt::format("MFMA hazard: v_accvgpr_write of a{} {} wait state(s) after the {}-pass MFMA that "
-                                "writes it; gfx950 requires {}", d, have, m.passes, need));
+            x.hazard_mfma("mfma-overwrite", m.clock, have, need,
+                          fmt::format("MFMA hazard: v_accvgpr_write of a{} {} wait state(s) after the {}-pass MFMA "
+                                      "that writes it; gfx950 requires {}", d, have, m.passes, need));
         }
         if (w.mfma_srcc_read_until[reg] > w.clock)
-          x.fault(fmt::format("MFMA hazard: v_accvgpr_write of a{} while an in-flight MFMA reads it as SrcC", d));
+          x.hazard_mfma_srcc_war(reg, fmt::format("MFMA hazard: v_accvgpr_write of a{} while an in-flight MFMA reads it "
+                                                  "as SrcC", d));
       }
       uint32_t* dst = x.adst(d);
       w.valu_vgpr_write_clock[reg] = w.clock + 1;

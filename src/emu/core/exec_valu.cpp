@@ -390,12 +390,13 @@ struct ValuExec {
       const int need = mfma_wait_states_for_valu(m.passes);
       const int64_t have = wait_states_after(w, m.clock);
       if (have < need)
-        x.fault(fmt::format("MFMA hazard: VALU write of v{} {} wait state(s) after the {}-pass MFMA that writes it; "
-                            "gfx950 requires {}", r, have, m.passes, need));
+        x.hazard_mfma("mfma-overwrite", m.clock, have, need,
+                      fmt::format("MFMA hazard: VALU write of v{} {} wait state(s) after the {}-pass MFMA that writes "
+                                  "it; gfx950 requires {}", r, have, m.passes, need));
     }
     if (w.mfma_srcc_read_until[r] > w.clock)
-      x.fault(fmt::format("MFMA hazard: VALU write of v{} while an in-flight MFMA still reads it as SrcC "
-                          "(needs {} more wait state(s))", r, w.mfma_srcc_read_until[r] - w.clock));
+      x.hazard_mfma_srcc_war(r, fmt::format("MFMA hazard: VALU write of v{} while an in-flight MFMA still reads it as "
+                                            "SrcC (needs {} more wait state(s))", r, w.mfma_srcc_read_until[r] - w.clock));
   }
   static int mfma_wait_states_for_valu(int passes) { return mfma_wait_states(passes).srcab_or_valu_read; }
 

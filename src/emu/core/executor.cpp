@@ -29,9 +29,8 @@ std::string reg_name(uint32_t reg) {
 }
 }  // namespace
 
-void Executor::fault(const std::string& what) const {
+std::string Executor::fault_location() const {
   std::ostringstream os;
-  os << "kernel " << ctx_.kernel->name << ": " << what;
   if (in_) {
     os << " [at pc 0x" << std::hex << in_->pc << std::dec << " '" << in_->name << "'";
   } else {
@@ -42,7 +41,11 @@ void Executor::fault(const std::string& what) const {
        << w_->id_in_group;
   }
   os << "]";
-  throw KernelFault(os.str());
+  return os.str();
+}
+
+void Executor::fault(const std::string& what) const {
+  throw KernelFault("kernel " + ctx_.kernel->name + ": " + what + fault_location());
 }
 
 // ---------------------------------------------------------------- scalar operands

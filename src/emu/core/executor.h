@@ -15,6 +15,7 @@
 #include "emu/core/wave.h"
 #include "emu/emulator.h"
 #include "emu/loader/code_object.h"
+#include "emu/timing/cycle_hazards.h"
 
 namespace zyfa::emu {
 
@@ -47,6 +48,8 @@ class Executor {
 
   // ---- shared helpers (used by the exec_*.cpp files) ----
   [[noreturn]] void fault(const std::string& what) const;
+  // " [at pc 0x.. 'name', workgroup (x,y,z) wave n]": where a fault happens, as fault() says it.
+  std::string fault_location() const;
   Wave& wave() { return *w_; }
   const Instruction& inst() const { return *in_; }
   Rng& rng() { return wg_.rng; }
@@ -114,6 +117,19 @@ class Executor {
   std::vector<RuleWarning> take_warnings();
   // A VMEM/LDS load whose destination an MFMA still writes or reads as SrcC (at issue).
   void hazard_check_load_destinations(const PendingOp& op);
+  // An MFMA wait-state rule (`rule`, timing/cycle_hazards.h) the wave breaks in its own count:
+  // `given` of `need` wait states after the MFMA it issued at wave clock `producer`. Under
+  // strict the fault `what`; under hardware (with the issue trace recorded) a claim that the
+  // timing replay decides after the dispatch (a warning or the fault).
+  void hazard_mfma(const char* rule, uint64_t producer, int64_t given, int need, const std::string& what);
+  // The SrcC WAR rule for `reg` (the MFMA reading it is still in its window).
+  void hazard_mfma_srcc_war(uint32_t reg, const std::string& what);
+  // The claims recorded so far, in issue order per wave; leaves none behind.
+  std::vector<CycleClaim> take_claims() {
+    std::vector<CycleClaim> out;
+    out.swap(claims_);
+    return out;
+  }
 
   const DispatchContext& ctx() const { return ctx_; }
 
@@ -139,6 +155,7 @@ class Executor {
   mutable const MemoryRegion* last_region_ = nullptr;
   uint64_t next_pc_ = 0;
   std::map<std::pair<uint32_t, int>, RuleWarning> warnings_;  // by (pc, rule)
+  std::vector<CycleClaim> claims_;  // hazard_mfma under hardware
   // Per wave of the workgroup: clock (+1) of the last permlane swap that wrote each VGPR.
   std::vector<std::array<uint64_t, 256>> swap_write_clock_;
   // The LDS byte ranges of the op being checked, contiguous ones merged (memory_order.cpp).

@@ -41,9 +41,10 @@ void Executor::hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is
       const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
       const int64_t have = wait_states_after(w, m.clock);
       if (have < need)
-        fault(fmt::format("MFMA hazard: {} of {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
-                          "gfx950 requires {}",
-                          consumer, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));
+        hazard_mfma("mfma-read", m.clock, have, need,
+                    fmt::format("MFMA hazard: {} of {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
+                                "gfx950 requires {}",
+                                consumer, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));
     }
   }
   if (reg < 256 && !is_mfma_src_ab && !is_vmem_or_ds) {
@@ -198,14 +199,42 @@ void Executor::hazard_check_load_destinations(const PendingOp& op) {
       const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
       const int64_t have = wait_states_after(w, m.clock);
       if (have < need)
-        fault(fmt::format("MFMA hazard: {} load into {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
-                          "gfx950 requires {}", kind, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));
+        hazard_mfma("mfma-overwrite", m.clock, have, need,
+                    fmt::format("MFMA hazard: {} load into {}{} {} wait state(s) after the {}-pass MFMA that writes "
+                                "it; gfx950 requires {}", kind, reg >= kAgprBase ? "a" : "v", reg % 256, have,
+                                m.passes, need));
     }
     if (w.mfma_srcc_read_until[reg] > w.clock)
-      fault(fmt::format("MFMA hazard: {} load into {}{} while an in-flight MFMA still reads it as SrcC "
-                        "(needs {} more wait state(s))", kind, reg >= kAgprBase ? "a" : "v", reg % 256,
-                        w.mfma_srcc_read_until[reg] - w.clock));
+      hazard_mfma_srcc_war(reg, fmt::format("MFMA hazard: {} load into {}{} while an in-flight MFMA still reads it "
+                                            "as SrcC (needs {} more wait state(s))", kind, reg >= kAgprBase ? "a" : "v",
+                                            reg % 256, w.mfma_srcc_read_until[reg] - w.clock));
   }
+}
+
+void Executor::hazard_mfma_srcc_war(uint32_t reg, const std::string& what) {
+  const Wave& w = *w_;
+  const uint64_t reader = w.mfma_srcc_read_clock[reg];
+  hazard_mfma("mfma-srcc-war", reader, wait_states_after(w, reader),
+              int(w.mfma_srcc_read_until[reg] - reader - 1), what);
+}
+
+// Under hardware the rule's wait states are SIMD cycles (cycle_hazards.h): the claim keeps
+// what strict would report, and the replay after the dispatch turns it into a warning or into
+// that fault with the cycles added. Without an issue trace nothing could decide it: a fault.
+void Executor::hazard_mfma(const char* rule, uint64_t producer, int64_t given, int need, const std::string& what) {
+  if (ctx_.rules != RuleSet::kHardware || !w_->timing) fault(what);
+  CycleClaim c;
+  c.rule = rule;
+  c.wave = w_->id_in_group;
+  c.producer_clock = producer;
+  c.consumer_clock = w_->clock;
+  c.need = need;
+  c.given = int(given);
+  c.pc = in_->pc;
+  c.instruction = in_->name;
+  c.what = what;
+  c.where = fault_location();
+  claims_.push_back(std::move(c));
 }
 
 void Executor::hazard_before_instruction() {}

@@ -134,6 +134,7 @@ struct Wave {
   uint64_t clock = 0;
   std::array<MfmaWrite, 512> mfma_write{};   // last MFMA writing each VGPR/AGPR
   std::array<uint64_t, 512> mfma_srcc_read_until{};  // WAR window end per register (clock)
+  std::array<uint64_t, 512> mfma_srcc_read_clock{};  // clock of the MFMA that read it as SrcC
   uint64_t last_mfma_clock = 0;
   bool any_mfma = false;
   std::array<uint64_t, 512> valu_vgpr_write_clock{};   // last VALU write of each VGPR/AGPR (+1)

@@ -63,8 +63,8 @@ uint64_t clock_for_count(std::vector<uint64_t>& done_at, size_t n) {
 class CuSim {
  public:
   CuSim(const LoadedCodeObject& obj, const KernelInfo& k, uint32_t lds_bytes,
-        const std::vector<const WorkgroupTrace*>& order)
-      : obj_(obj), order_(order) {
+        const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer)
+      : obj_(obj), order_(order), observer_(observer) {
     const uint32_t waves = order.empty() ? 1 : uint32_t(order[0]->waves.size());
     slots_ = workgroups_per_cu(k, waves, lds_bytes);
     slot_waves_.resize(size_t(slots_));
@@ -277,6 +277,7 @@ class CuSim {
   void issue(WaveSim& w, const IssueRecord& r, const InstInfo& k, uint64_t t) {
     Pipes& p = pipes_[w.simd];
     ++stats_.instructions;
+    if (observer_) observer_->issued(size_t(w.age >> 16), uint32_t(w.age & 0xFFFF), w.i, t);
     w.ready = t + kIssuePeriod;
     switch (k.kind) {
       case Kind::kMfma:
@@ -347,6 +348,7 @@ class CuSim {
   };
   const LoadedCodeObject& obj_;
   const std::vector<const WorkgroupTrace*>& order_;
+  IssueObserver* observer_ = nullptr;
   int slots_ = 1;
   std::vector<std::vector<std::unique_ptr<WaveSim>>> slot_waves_;
   std::vector<InstInfo> info_;
@@ -360,8 +362,8 @@ class CuSim {
 }  // namespace
 
 CuStats simulate_cu(const LoadedCodeObject& object, const KernelInfo& kernel, uint32_t lds_bytes,
-                    const std::vector<const WorkgroupTrace*>& order) {
-  CuSim sim(object, kernel, lds_bytes, order);
+                    const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer) {
+  CuSim sim(object, kernel, lds_bytes, order, observer);
   return sim.run();
 }
 

@@ -37,8 +37,16 @@ struct CuStats {
 // Workgroups resident at once on one CU (VGPRs, LDS, wave slots).
 int workgroups_per_cu(const KernelInfo& kernel, uint32_t waves_per_workgroup, uint32_t lds_bytes);
 
+// Told the clock of every instruction the replay issues in an issue slot (s_nop, s_waitcnt,
+// s_setprio and barriers take none): the workgroup's position in `order`, the wave, the
+// instruction's index in that wave's trace (cycle_hazards.cpp).
+struct IssueObserver {
+  virtual ~IssueObserver() = default;
+  virtual void issued(size_t workgroup, uint32_t wave, size_t index, uint64_t clock) = 0;
+};
+
 // Runs the workgroups in `order` (traces, in dispatch order) on one CU.
 CuStats simulate_cu(const LoadedCodeObject& object, const KernelInfo& kernel, uint32_t lds_bytes,
-                    const std::vector<const WorkgroupTrace*>& order);
+                    const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer = nullptr);
 
 }  // namespace zyfa::emu::timing

@@ -1,0 +1,192 @@
+#include "emu/timing/cycle_hazards.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "emu/loader/code_object.h"
+#include "emu/timing/classify.h"
+#include "emu/timing/cu_model.h"
+#include "emu/timing/mi355x.h"
+#include "emu/timing/predict.h"
+
+namespace zyfa::emu::timing {
+
+// `need` wait states after an instruction are `need` issue slots between it and the consumer,
+// so the consumer may issue need + 1 slots after it at the earliest.
+uint64_t cycles_for_wait_states(int need) { return uint64_t(need + 1) * kIssuePeriod; }
+
+namespace {
+
+constexpr uint64_t kNotIssued = UINT64_MAX;
+
+// The trace indices whose issue clocks one wave's claims need, ascending, and the clocks.
+struct Wanted {
+  std::vector<size_t> index;
+  std::vector<uint64_t> clock;
+  size_t next = 0;
+};
+
+// Collects the issue clocks of the wanted instructions. The replay issues a wave's trace in
+// order, so one cursor per wave suffices; an index the replay passes without issuing keeps
+// kNotIssued, and the claim that needs it faults.
+class Recorder : public IssueObserver {
+ public:
+  std::vector<std::vector<Wanted>> wanted;  // [workgroup position in the CU's order][wave]
+  void issued(size_t wg, uint32_t wave, size_t index, uint64_t clock) override {
+    if (wg >= wanted.size() || wave >= wanted[wg].size()) return;
+    Wanted& w = wanted[wg][wave];
+    while (w.next < w.index.size() && w.index[w.next] < index) ++w.next;
+    if (w.next < w.index.size() && w.index[w.next] == index) w.clock[w.next++] = clock;
+  }
+  uint64_t clock_of(size_t wg, uint32_t wave, size_t index) const {
+    const Wanted& w = wanted[wg][wave];
+    const auto it = std::lower_bound(w.index.begin(), w.index.end(), index);
+    return it != w.index.end() && *it == index ? w.clock[size_t(it - w.index.begin())] : kNotIssued;
+  }
+};
+
+// Trace index of each wait-state clock in `clocks` (ascending): the executor advances a wave's
+// clock by 1 per instruction and by N + 1 for s_nop N (Executor::step), a prefix sum over the
+// trace. A clock no instruction started at maps to SIZE_MAX.
+std::vector<size_t> indices_of_clocks(const LoadedCodeObject& object, const std::vector<IssueRecord>& trace,
+                                      const std::vector<uint64_t>& clocks,
+                                      std::unordered_map<uint32_t, uint64_t>& advance_of_pc) {
+  std::vector<size_t> out(clocks.size(), SIZE_MAX);
+  uint64_t clock = 0;
+  size_t j = 0;
+  for (size_t i = 0; i < trace.size() && j < clocks.size(); ++i) {
+    while (j < clocks.size() && clocks[j] < clock) ++j;
+    if (j < clocks.size() && clocks[j] == clock) out[j++] = i;
+    auto [it, fresh] = advance_of_pc.try_emplace(trace[i].pc, 1);
+    if (fresh) {
+      const Instruction* in = object.at(trace[i].pc);
+      if (in) {
+        const InstInfo k = classify(*in);
+        if (k.kind == Kind::kNop) it->second = uint64_t(k.imm) + 1;
+      }
+    }
+    clock += it->second;
+  }
+  return out;
+}
+
+struct Placed {
+  const CycleClaim* claim;
+  uint64_t workgroup;
+  size_t position;  // in the CU's order
+  size_t producer, consumer;  // trace indices (SIZE_MAX: no instruction at that clock)
+};
+
+std::string cycle_fault(const KernelInfo& kernel, const CycleClaim& c, uint64_t elapsed, bool issued) {
+  const uint64_t needed = cycles_for_wait_states(c.need);
+  if (!issued)
+    return fmt::format("kernel {}: {}; under the hardware rules this needs {} cycles from the MFMA's issue, but the "
+                       "MI355X model's replay issued no instruction of this wave at the clocks of the MFMA or of the "
+                       "consumer, so nothing shows the cycles (rule {}){}",
+                       kernel.name, c.what, needed, c.rule, c.where);
+  return fmt::format("kernel {}: {}; under the hardware rules too: {} cycle(s) elapsed on the MI355X model from the "
+                     "MFMA's issue to this one's, {} needed ({} wait states of {} cycles after the MFMA's issue "
+                     "slot; rule {}){}",
+                     kernel.name, c.what, elapsed, needed, c.need, kIssuePeriod, c.rule, c.where);
+}
+
+}  // namespace
+
+CycleVerdicts decide_cycle_claims(const LoadedCodeObject& object, const KernelInfo& kernel, uint32_t lds_bytes,
+                                  const std::vector<const WorkgroupTrace*>& traces,
+                                  const std::map<uint64_t, std::vector<CycleClaim>>& claims) {
+  CycleVerdicts v;
+  std::map<int, std::vector<const WorkgroupTrace*>> cus;  // the CUs to replay, with their workgroups
+  for (const auto& [id, list] : claims)
+    if (!list.empty()) cus[cu_of_workgroup(id)];
+  for (const WorkgroupTrace* t : traces) {
+    auto it = cus.find(cu_of_workgroup(t->linear_id));
+    if (it != cus.end()) it->second.push_back(t);
+  }
+  std::unordered_map<uint32_t, uint64_t> advance_of_pc;
+  std::map<std::pair<uint32_t, std::string>, RuleWarning> warnings;
+  // The first fault in workgroup, wave, clock order (the order the dispatch reports faults in).
+  std::tuple<uint64_t, uint32_t, uint64_t> first{UINT64_MAX, 0, 0};
+
+  for (auto& [cu, order] : cus) {
+    std::sort(order.begin(), order.end(),
+              [](const WorkgroupTrace* a, const WorkgroupTrace* b) { return a->linear_id < b->linear_id; });
+    Recorder rec;
+    rec.wanted.resize(order.size());
+    std::vector<Placed> placed;
+    for (size_t pos = 0; pos < order.size(); ++pos) {
+      const WorkgroupTrace& t = *order[pos];
+      auto found = claims.find(t.linear_id);
+      if (found == claims.end()) continue;
+      rec.wanted[pos].resize(t.waves.size());
+      // Per wave: the clocks its claims name, mapped to trace indices in one pass.
+      std::map<uint32_t, std::vector<const CycleClaim*>> by_wave;
+      for (const CycleClaim& c : found->second) by_wave[c.wave].push_back(&c);
+      for (auto& [wave, list] : by_wave) {
+        std::set<uint64_t> wanted_clocks;
+        for (const CycleClaim* c : list) wanted_clocks.insert({c->producer_clock, c->consumer_clock});
+        const std::vector<uint64_t> clocks(wanted_clocks.begin(), wanted_clocks.end());
+        const std::vector<size_t> idx = wave < t.waves.size()
+                                            ? indices_of_clocks(object, t.waves[wave], clocks, advance_of_pc)
+                                            : std::vector<size_t>(clocks.size(), SIZE_MAX);
+        auto index_of = [&](uint64_t clock) {
+          return idx[size_t(std::lower_bound(clocks.begin(), clocks.end(), clock) - clocks.begin())];
+        };
+        std::set<size_t> wanted_idx;
+        for (const CycleClaim* c : list) {
+          Placed p{c, t.linear_id, pos, index_of(c->producer_clock), index_of(c->consumer_clock)};
+          if (p.producer != SIZE_MAX) wanted_idx.insert(p.producer);
+          if (p.consumer != SIZE_MAX) wanted_idx.insert(p.consumer);
+          placed.push_back(p);
+        }
+        if (wave < rec.wanted[pos].size()) {
+          Wanted& w = rec.wanted[pos][wave];
+          w.index.assign(wanted_idx.begin(), wanted_idx.end());
+          w.clock.assign(w.index.size(), kNotIssued);
+        }
+      }
+    }
+    simulate_cu(object, kernel, lds_bytes, order, &rec);
+
+    for (const Placed& p : placed) {
+      const CycleClaim& c = *p.claim;
+      const bool have_both = p.producer != SIZE_MAX && p.consumer != SIZE_MAX && c.wave < rec.wanted[p.position].size();
+      const uint64_t t0 = have_both ? rec.clock_of(p.position, c.wave, p.producer) : kNotIssued;
+      const uint64_t t1 = have_both ? rec.clock_of(p.position, c.wave, p.consumer) : kNotIssued;
+      const bool issued = t0 != kNotIssued && t1 != kNotIssued && t1 >= t0;
+      const uint64_t elapsed = issued ? t1 - t0 : 0;
+      const uint64_t needed = cycles_for_wait_states(c.need);
+      if (!issued || elapsed < needed) {
+        const std::tuple<uint64_t, uint32_t, uint64_t> key{p.workgroup, c.wave, c.consumer_clock};
+        if (!v.faulted || key < first) {
+          first = key;
+          v.faulted = true;
+          v.fault = cycle_fault(kernel, c, elapsed, issued);
+        }
+        continue;
+      }
+      RuleWarning& w = warnings[{c.pc, c.rule}];
+      const int64_t slack = int64_t(elapsed - needed);
+      if (w.count == 0) {
+        w.rule = c.rule;
+        w.pc = c.pc;
+        w.instruction = c.instruction;
+        w.given = c.given;
+        w.required = c.need;
+        w.source = "GCNHazardRecognizer checkMAIHazards90A/checkMAIVALUHazards, decided in elapsed SIMD cycles";
+        w.slack_cycles = slack;
+      }
+      w.given = std::min(w.given, c.given);
+      w.slack_cycles = std::min(w.slack_cycles, slack);
+      ++w.count;
+    }
+  }
+  for (auto& [key, w] : warnings) v.warnings.push_back(std::move(w));
+  return v;
+}
+
+}  // namespace zyfa::emu::timing
