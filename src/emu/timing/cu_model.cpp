@@ -277,7 +277,7 @@ class CuSim {
   void issue(WaveSim& w, const IssueRecord& r, const InstInfo& k, uint64_t t) {
     Pipes& p = pipes_[w.simd];
     ++stats_.instructions;
-    if (observer_) observer_->issued(size_t(w.age >> 16), uint32_t(w.age & 0xFFFF), w.i, t);
+    uint64_t mem_begin = t, mem_end = t;  // when it touches memory (IssueObserver)
     w.ready = t + kIssuePeriod;
     switch (k.kind) {
       case Kind::kMfma:
@@ -302,6 +302,8 @@ class CuSim {
         lds_free_ = start + r.cost;
         stats_.lds_busy += r.cost;
         uint64_t done = start + r.cost + kLdsLatency;
+        mem_begin = start;
+        mem_end = start + r.cost;
         if (!w.lds.empty()) done = std::max(done, w.lds.back());
         w.lds.push_back(done);
         w.busy_until = std::max(w.busy_until, done);
@@ -325,6 +327,8 @@ class CuSim {
           stats_.lds_busy += lds;
         }
         if (!w.vm.empty()) done = std::max(done, w.vm.back());
+        mem_begin = k.kind == Kind::kVmemToLds ? done : start;  // a load to LDS writes it on return
+        mem_end = done;
         w.vm.push_back(done);
         w.busy_until = std::max(w.busy_until, done);
         break;
@@ -340,6 +344,7 @@ class CuSim {
       default:
         break;
     }
+    if (observer_) observer_->issued(size_t(w.age >> 16), uint32_t(w.age & 0xFFFF), w.i, t, mem_begin, mem_end);
     ++w.i;
   }
 

@@ -37,12 +37,15 @@ struct CuStats {
 // Workgroups resident at once on one CU (VGPRs, LDS, wave slots).
 int workgroups_per_cu(const KernelInfo& kernel, uint32_t waves_per_workgroup, uint32_t lds_bytes);
 
-// Told the clock of every instruction the replay issues in an issue slot (s_nop, s_waitcnt,
-// s_setprio and barriers take none): the workgroup's position in `order`, the wave, the
-// instruction's index in that wave's trace (cycle_hazards.cpp).
+// Told of every instruction the replay issues in an issue slot (s_nop, s_waitcnt, s_setprio
+// and barriers take none): the workgroup's position in `order`, the wave, the instruction's
+// index in that wave's trace, its issue clock, and the clocks between which it touches memory
+// (an LDS access while the LDS serves it, a load to LDS when its data returns, other vector
+// memory from its turn on the L2 path to its return; the issue clock for the rest).
 struct IssueObserver {
   virtual ~IssueObserver() = default;
-  virtual void issued(size_t workgroup, uint32_t wave, size_t index, uint64_t clock) = 0;
+  virtual void issued(size_t workgroup, uint32_t wave, size_t index, uint64_t clock, uint64_t mem_begin,
+                      uint64_t mem_end) = 0;
 };
 
 // Runs the workgroups in `order` (traces, in dispatch order) on one CU.

@@ -36,7 +36,7 @@ struct Wanted {
 class Recorder : public IssueObserver {
  public:
   std::vector<std::vector<Wanted>> wanted;  // [workgroup position in the CU's order][wave]
-  void issued(size_t wg, uint32_t wave, size_t index, uint64_t clock) override {
+  void issued(size_t wg, uint32_t wave, size_t index, uint64_t clock, uint64_t, uint64_t) override {
     if (wg >= wanted.size() || wave >= wanted[wg].size()) return;
     Wanted& w = wanted[wg][wave];
     while (w.next < w.index.size() && w.index[w.next] < index) ++w.next;

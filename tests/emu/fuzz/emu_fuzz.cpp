@@ -66,6 +66,9 @@ void run_object(const std::vector<uint8_t>& file, uint32_t waves, uint32_t grid,
     opt.seed = args[0] | 1;
     opt.threads = 1;
     opt.max_instructions_per_wave = 4096;
+    // Half the inputs under the hardware rules: MFMA hazards there go through the timing
+    // model's replay (emu/timing/cycle_hazards.cpp).
+    opt.rules = (args[0] & 2) ? RuleSet::kHardware : RuleSet::kStrict;
     const DispatchResult r = run_dispatch(d, opt);
     // Faults are the emulator's answer; an exception other than a kernel fault is not.
     if (!r.ok && r.error.find("emulator error") != std::string::npos) {
