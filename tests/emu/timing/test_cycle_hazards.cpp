@@ -126,5 +126,77 @@ TEST(CycleHazards, OneWavePerSimdFaultsUnderHardware) {
   EXPECT_NE(e.find("workgroup (0,0,0) wave 2"), std::string::npos) << e;
 }
 
+// Every MFMA rule through the replay: the one-wave kernels of test_emu_hazards.cpp, one wait
+// state short, fault under hardware too (a wave alone on its SIMD has only its own cycles),
+// now naming the rule and the cycles; with the exact count they run without a warning. The
+// VALU-to-MFMA rule stays counted per wave under both sets.
+struct RuleCase {
+  const char* ok;
+  const char* short_by_one;
+  const char* rule;  // nullptr: a rule counted per wave
+};
+
+class CycleRule : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(CycleRule, OneWaveShortByOneFaultsUnderHardware) {
+  TestKernels k("hazards");
+  const RuleCase c = GetParam();
+  const uint32_t block[3] = {64, 1, 1}, grid[3] = {1, 1, 1};
+  const auto ok = k.run3(c.ok, 64 * 16, {}, {}, block, grid, 1, 1, RuleSet::kHardware);
+  EXPECT_TRUE(ok.result.ok) << c.ok << ": " << ok.result.error;
+  EXPECT_TRUE(ok.result.warnings.empty()) << c.ok << ": " << ok.result.warnings[0].text;
+  const auto bad = k.run3(c.short_by_one, 64 * 16, {}, {}, block, grid, 1, 1, RuleSet::kHardware);
+  ASSERT_FALSE(bad.result.ok) << c.short_by_one << " ran without a hazard report under hardware";
+  const std::string& e = bad.result.error;
+  EXPECT_NE(e.find("hazard"), std::string::npos) << e;
+  if (c.rule) {
+    EXPECT_NE(e.find(std::string("rule ") + c.rule + ")"), std::string::npos) << e;
+    EXPECT_NE(e.find("elapsed on the MI355X model"), std::string::npos) << e;
+  } else {
+    EXPECT_EQ(e.find("MI355X"), std::string::npos) << e;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hazards, CycleRule,
+    ::testing::Values(RuleCase{"k_mfma4_read_ok", "k_mfma4_read_short", "mfma-read"},
+                      RuleCase{"k_mfma8_read_ok", "k_mfma8_read_short", "mfma-read"},
+                      RuleCase{"k_mfma16_read_ok", "k_mfma16_read_short", "mfma-read"},
+                      RuleCase{"k_mfma_store_ok", "k_mfma_store_short", "mfma-read"},
+                      RuleCase{"k_mfma_srca_ok", "k_mfma_srca_short", "mfma-read"},
+                      RuleCase{"k_mfma_ds_agpr_ok", "k_mfma_ds_agpr_short", "mfma-read"},
+                      RuleCase{"k_mfma_overlap_ok", "k_mfma_overlap_short", "mfma-srcc"},
+                      RuleCase{"k_mfma_waw_ok", "k_mfma_waw_short", "mfma-overwrite"},
+                      RuleCase{"k_ds_load_waw_ok", "k_ds_load_waw_short", "mfma-overwrite"},
+                      RuleCase{"k_vmem_load_waw_ok", "k_vmem_load_waw_short", "mfma-overwrite"},
+                      RuleCase{"k_valu_war_ok", "k_valu_war_short", "mfma-srcc-war"},
+                      RuleCase{"k_ds_load_war_ok", "k_ds_load_war_short", "mfma-srcc-war"},
+                      RuleCase{"k_vmem_load_war_ok", "k_vmem_load_war_short", "mfma-srcc-war"},
+                      RuleCase{"k_valu_mfma_ok", "k_valu_mfma_short", nullptr}),
+    [](const ::testing::TestParamInfo<RuleCase>& i) { return std::string(i.param.ok).substr(2); });
+
+// A claim the replay cannot place (its clocks fall past the wave's trace) is a fault, never a
+// pass.
+TEST(CycleHazards, ClaimTheReplayCannotPlaceFaults) {
+  TestKernels k("mfma_cover");
+  const KernelInfo* info = k.object().find_kernel("mfma_cover");
+  ASSERT_NE(info, nullptr);
+  WorkgroupTrace t;
+  t.waves.assign(1, {{info->entry, 0, 0}, {info->entry, 0, 0}});
+  CycleClaim c;
+  c.rule = "mfma-read";
+  c.producer_clock = 5;
+  c.consumer_clock = 7;
+  c.need = 8;
+  c.given = 1;
+  c.what = "MFMA hazard: test claim";
+  const std::map<uint64_t, std::vector<CycleClaim>> claims{{0, {c}}};
+  const timing::CycleVerdicts v = timing::decide_cycle_claims(k.object(), *info, 0, {&t}, claims);
+  EXPECT_TRUE(v.faulted);
+  EXPECT_NE(v.fault.find("MFMA hazard: test claim"), std::string::npos) << v.fault;
+  EXPECT_NE(v.fault.find("issued no instruction"), std::string::npos) << v.fault;
+  EXPECT_TRUE(v.warnings.empty());
+}
+
 }  // namespace
 }  // namespace zyfa::emu::test
