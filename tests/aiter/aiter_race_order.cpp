@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "aiter_fmha_v3.h"
+#include "aiter_inputs.h"
 #include "emu/loader/code_object.h"
 #include "emu/timing/cu_model.h"
-#include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
 namespace {
@@ -50,23 +50,7 @@ bool replay(int d, int s, Recorder& rec, std::vector<uint8_t>& image, emu::Workg
   AttnConfig cfg = AttnConfig::of(ZYFA_DTYPE_BF16, uint32_t(d), 1, 1, uint32_t(s));
   cfg.seed = 1;
   AttnData data = make_attn_data(cfg);
-  // One K/V tile of slack, as tests/aiter gives (the look-ahead prefetch reads past the end).
-  std::vector<uint8_t> q(data.q), k(data.k), v(data.v);
-  k.resize(k.size() + size_t(kernel.ts_kv()) * d * 2);
-  v.resize(v.size() + size_t(kernel.ts_kv()) * 128 * 2);
-  std::vector<uint16_t> out(data.out_count());
-  std::vector<float> lse(data.lse_count());
-  aiter::Problem p;
-  p.seqlen = s;
-  p.softmax_scale = data.softmax_scale();
-  p.q = reinterpret_cast<const uint16_t*>(q.data());
-  p.k = reinterpret_cast<const uint16_t*>(k.data());
-  p.v = reinterpret_cast<const uint16_t*>(v.data());
-  p.q_bytes = q.size();
-  p.k_bytes = k.size();
-  p.v_bytes = v.size();
-  p.out = out.data();
-  p.lse = lse.data();
+  AiterInputs in = aiter_inputs(cfg, data, kernel);
   emu::DispatchOptions opt;
   opt.seed = 1;
   opt.rules = emu::RuleSet::kHardware;
@@ -74,7 +58,7 @@ bool replay(int d, int s, Recorder& rec, std::vector<uint8_t>& image, emu::Workg
   opt.only_workgroups = {0};
   std::vector<emu::WorkgroupTrace> traces;
   opt.timing = &traces;
-  const emu::DispatchResult r = aiter::run(dir, kernel, p, opt);
+  const emu::DispatchResult r = aiter::run(dir, kernel, in.problem, opt);
   // A run that stops later (d 192) still leaves the trace up to the stop.
   if (!r.ok) std::printf("d %d S %d: the run stopped (the trace up to there is replayed): %s\n", d, s, r.error.c_str());
   if (traces.empty()) return false;

@@ -5,7 +5,8 @@
 //
 // AITER's look-ahead prefetch of the K tile after the last one reads past the end of K: the
 // buffer's soffset is outside the gfx9 range check, so the access is real and the emulator
-// reports it as out of bounds. The inputs get that slack here, as allocations on the GPU have.
+// reports it as out of bounds. The inputs get that slack (aiter_inputs.h), as allocations on
+// the GPU have.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "aiter_fmha_v3.h"
+#include "aiter_inputs.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
@@ -39,13 +41,6 @@ bool have_kernels(const std::string& dir, const aiter::KernelChoice& k) {
   return stat((dir + "/fmha_v3_fwd/" + k.file()).c_str(), &st) == 0;
 }
 
-// Copies an input into a buffer with `slack` more readable bytes (zeros) after it.
-std::vector<uint8_t> with_slack(const std::vector<uint8_t>& bytes, size_t slack) {
-  std::vector<uint8_t> b(bytes);
-  b.resize(bytes.size() + slack, 0);
-  return b;
-}
-
 class AiterFwd : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AiterFwd, MatchesFp64UnderHardwareRules) {
@@ -63,34 +58,11 @@ TEST_P(AiterFwd, MatchesFp64UnderHardwareRules) {
   AttnData data = make_attn_data(cfg);
   const ReferenceResult ref = reference_fp64(data);
 
-  // Slack: one K/V tile of rows past the end (the prefetch reads at most the next tile).
-  const size_t k_row = size_t(cfg.heads_k) * c.d_qk * 2, v_row = size_t(cfg.heads_k) * 128 * 2;
-  std::vector<uint8_t> q = with_slack(data.q, 0);
-  std::vector<uint8_t> k = with_slack(data.k, size_t(kernel.ts_kv()) * k_row);
-  std::vector<uint8_t> v = with_slack(data.v, size_t(kernel.ts_kv()) * v_row);
-  std::vector<uint16_t> out(data.out_count());
-  std::vector<float> lse(data.lse_count());
-  poison_bf16(out.data(), out.size());
-  poison_f32(lse.data(), lse.size());
-
-  aiter::Problem p;
-  p.batch = int(cfg.batch);
-  p.seqlen = int(cfg.seqlen);
-  p.heads = int(cfg.heads);
-  p.heads_k = int(cfg.heads_k);
-  p.softmax_scale = data.softmax_scale();
-  p.q = reinterpret_cast<const uint16_t*>(q.data());
-  p.k = reinterpret_cast<const uint16_t*>(k.data());
-  p.v = reinterpret_cast<const uint16_t*>(v.data());
-  p.q_bytes = q.size();
-  p.k_bytes = k.size();
-  p.v_bytes = v.size();
-  p.out = out.data();
-  p.lse = lse.data();
+  AiterInputs in = aiter_inputs(cfg, data, kernel);
   emu::DispatchOptions opt;
   opt.seed = c.seed;
   opt.rules = emu::RuleSet::kHardware;
-  const emu::DispatchResult r = aiter::run(dir, kernel, p, opt);
+  const emu::DispatchResult r = aiter::run(dir, kernel, in.problem, opt);
   ASSERT_TRUE(r.ok) << r.error;
   // The warnings, summed per rule (one line per instruction would be ~200 lines).
   std::map<std::string, std::array<uint64_t, 3>> per_rule;  // instructions, times, fewest given
@@ -112,7 +84,7 @@ TEST_P(AiterFwd, MatchesFp64UnderHardwareRules) {
   Tolerance tol = kernel_tolerance(cfg);
   tol.rel_rms = 1e-2;
   tol.lse_abs = 1e-4 * lse_scale;
-  const CheckResult chk = check_output(data, ref, out.data(), lse.data(), tol);
+  const CheckResult chk = check_output(data, ref, in.out.data(), in.lse.data(), tol);
   std::printf("  %s\n", chk.summary().c_str());
   EXPECT_TRUE(chk.ok()) << chk.summary();
 }

@@ -10,6 +10,7 @@
 // Under the hardware rule set (DispatchOptions::rules) the rules LLVM states more
 // conservatively than AMD's shipped code relies on warn instead (hazard_relaxed).
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -223,6 +224,13 @@ void Executor::hazard_mfma_srcc_war(uint32_t reg, const std::string& what) {
 // that fault with the cycles added. Without an issue trace nothing could decide it: a fault.
 void Executor::hazard_mfma(const char* rule, uint64_t producer, int64_t given, int need, const std::string& what) {
   if (ctx_.rules != RuleSet::kHardware || !w_->timing) fault(what);
+  // The registers of one operand give the same claim: one per instruction, MFMA and rule.
+  if (!claims_.empty()) {
+    const CycleClaim& last = claims_.back();
+    if (last.wave == w_->id_in_group && last.consumer_clock == w_->clock && last.producer_clock == producer &&
+        std::strcmp(last.rule, rule) == 0)
+      return;
+  }
   CycleClaim c;
   c.rule = rule;
   c.wave = w_->id_in_group;

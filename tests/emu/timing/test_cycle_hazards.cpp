@@ -131,9 +131,8 @@ TEST(CycleHazards, OneWavePerSimdFaultsUnderHardware) {
 // now naming the rule and the cycles; with the exact count they run without a warning. The
 // VALU-to-MFMA rule stays counted per wave under both sets.
 struct RuleCase {
-  const char* ok;
-  const char* short_by_one;
-  const char* rule;  // nullptr: a rule counted per wave
+  const char* kernel;  // k_<kernel>_ok gives the exact count, k_<kernel>_short one fewer
+  const char* rule;    // nullptr: a rule counted per wave
 };
 
 class CycleRule : public ::testing::TestWithParam<RuleCase> {};
@@ -142,11 +141,14 @@ TEST_P(CycleRule, OneWaveShortByOneFaultsUnderHardware) {
   TestKernels k("hazards");
   const RuleCase c = GetParam();
   const uint32_t block[3] = {64, 1, 1}, grid[3] = {1, 1, 1};
-  const auto ok = k.run3(c.ok, 64 * 16, {}, {}, block, grid, 1, 1, RuleSet::kHardware);
-  EXPECT_TRUE(ok.result.ok) << c.ok << ": " << ok.result.error;
-  EXPECT_TRUE(ok.result.warnings.empty()) << c.ok << ": " << ok.result.warnings[0].text;
-  const auto bad = k.run3(c.short_by_one, 64 * 16, {}, {}, block, grid, 1, 1, RuleSet::kHardware);
-  ASSERT_FALSE(bad.result.ok) << c.short_by_one << " ran without a hazard report under hardware";
+  auto run = [&](const char* variant) {
+    return k.run3(std::string("k_") + c.kernel + variant, 64 * 16, {}, {}, block, grid, 1, 1, RuleSet::kHardware);
+  };
+  const auto ok = run("_ok");
+  EXPECT_TRUE(ok.result.ok) << c.kernel << ": " << ok.result.error;
+  EXPECT_TRUE(ok.result.warnings.empty()) << c.kernel << ": " << ok.result.warnings[0].text;
+  const auto bad = run("_short");
+  ASSERT_FALSE(bad.result.ok) << c.kernel << " one short ran without a hazard report under hardware";
   const std::string& e = bad.result.error;
   EXPECT_NE(e.find("hazard"), std::string::npos) << e;
   if (c.rule) {
@@ -157,23 +159,17 @@ TEST_P(CycleRule, OneWaveShortByOneFaultsUnderHardware) {
   }
 }
 
+const RuleCase kRuleCases[] = {
+    {"mfma4_read", "mfma-read"}, {"mfma8_read", "mfma-read"}, {"mfma16_read", "mfma-read"},
+    {"mfma_store", "mfma-read"}, {"mfma_srca", "mfma-read"}, {"mfma_ds_agpr", "mfma-read"},
+    {"mfma_overlap", "mfma-srcc"}, {"mfma_waw", "mfma-overwrite"}, {"ds_load_waw", "mfma-overwrite"},
+    {"vmem_load_waw", "mfma-overwrite"}, {"valu_war", "mfma-srcc-war"}, {"ds_load_war", "mfma-srcc-war"},
+    {"vmem_load_war", "mfma-srcc-war"}, {"valu_mfma", nullptr},
+};
+
 INSTANTIATE_TEST_SUITE_P(
-    Hazards, CycleRule,
-    ::testing::Values(RuleCase{"k_mfma4_read_ok", "k_mfma4_read_short", "mfma-read"},
-                      RuleCase{"k_mfma8_read_ok", "k_mfma8_read_short", "mfma-read"},
-                      RuleCase{"k_mfma16_read_ok", "k_mfma16_read_short", "mfma-read"},
-                      RuleCase{"k_mfma_store_ok", "k_mfma_store_short", "mfma-read"},
-                      RuleCase{"k_mfma_srca_ok", "k_mfma_srca_short", "mfma-read"},
-                      RuleCase{"k_mfma_ds_agpr_ok", "k_mfma_ds_agpr_short", "mfma-read"},
-                      RuleCase{"k_mfma_overlap_ok", "k_mfma_overlap_short", "mfma-srcc"},
-                      RuleCase{"k_mfma_waw_ok", "k_mfma_waw_short", "mfma-overwrite"},
-                      RuleCase{"k_ds_load_waw_ok", "k_ds_load_waw_short", "mfma-overwrite"},
-                      RuleCase{"k_vmem_load_waw_ok", "k_vmem_load_waw_short", "mfma-overwrite"},
-                      RuleCase{"k_valu_war_ok", "k_valu_war_short", "mfma-srcc-war"},
-                      RuleCase{"k_ds_load_war_ok", "k_ds_load_war_short", "mfma-srcc-war"},
-                      RuleCase{"k_vmem_load_war_ok", "k_vmem_load_war_short", "mfma-srcc-war"},
-                      RuleCase{"k_valu_mfma_ok", "k_valu_mfma_short", nullptr}),
-    [](const ::testing::TestParamInfo<RuleCase>& i) { return std::string(i.param.ok).substr(2); });
+    Hazards, CycleRule, ::testing::ValuesIn(kRuleCases),
+    [](const ::testing::TestParamInfo<RuleCase>& i) { return std::string(i.param.kernel); });
 
 // A claim the replay cannot place (its clocks fall past the wave's trace) is a fault, never a
 // pass.
