@@ -29,6 +29,10 @@ const RotCase kCases[] = {
     make(ZYFA_DTYPE_BF16, 100, ZYFA_ROTATION_NONE, true, true, true, true),
     make(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, true, false, true, true).as_bhsd(),
     make(ZYFA_DTYPE_FP32, 192, ZYFA_ROTATION_DCT3_HADAMARD64, false, true, true, false).as_bhsd(),
+    // 900 and 300 rows: the staged kernels' waves each take two groups of 64 rows (the second
+    // loaded while the first is transformed) and end on a partial group.
+    RotCase::of(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, true, true, true, 1, 300, 3),
+    RotCase::of(ZYFA_DTYPE_BF16, 64, ZYFA_ROTATION_HADAMARD, false, false, false, false, 2, 50, 3),
 };
 
 class EmuRotQuantize : public ::testing::TestWithParam<RotCase> {};

@@ -126,11 +126,11 @@ class Gfx950Policy final : public plan::ArchPolicy {
     };
     char* counts = static_cast<char*>(scratch) + half;
     if (plan.amax_kernel) {
-      const zyfa_status_t s = launch(plan.amax_kernel, kernels::kRotWorkgroups,
+      const zyfa_status_t s = launch(plan.amax_kernel, plan.args.workgroups,
                                      {{p.src.data, plan.src_bytes, false}, {scratch, half, true}});
       if (s != ZYFA_STATUS_SUCCESS) return s;
     }
-    const zyfa_status_t s = launch(plan.convert_kernel, kernels::kRotWorkgroups,
+    const zyfa_status_t s = launch(plan.convert_kernel, plan.args.workgroups,
                                    {{p.src.data, plan.src_bytes, false},
                                     {p.dst.data, plan.dst_bytes, true},
                                     {scratch, half, false},

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "host/error.h"
+#include "host/even_rows.h"
 
 namespace zyfa::amd {
 namespace {
@@ -16,6 +17,19 @@ struct Dim {
 };
 
 uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+// Whether the staged kernels take this call: BF16 Hadamard rows of d 32, 64 or 128 without a
+// mean, packed (rows d apart) and 16-byte aligned. Fills their sign masks.
+bool use_staged(const QuantizeProblem& p, kernels::Fp8RotateArgs* a) {
+  const int64_t d = p.shape[3];
+  if (p.rotation.kind != rotation::kHadamard || p.src_dtype != ZYFA_DTYPE_BF16 || p.smooth_mean != nullptr ||
+      (d != 32 && d != 64 && d != 128))
+    return false;
+  const int64_t src_step = even_row_step(p.shape, p.src.stride), dst_step = even_row_step(p.shape, p.dst.stride);
+  if (src_step != d || dst_step != d || a->src % 16 != 0 || a->dst % 16 != 0) return false;
+  rotation::bf16_pair_sign_masks(p.rotation, static_cast<int>(d), a->sign_mask);
+  return true;
+}
 
 }  // namespace
 
@@ -130,6 +144,23 @@ zyfa_status_t plan_rotate_quantize(const QuantizeProblem& p, void* scratch, cons
   a.static_descale = p.static_descale;
   a.static_inv = p.static_inv;
   a.rot = p.rotation;
+  a.workgroups = kernels::kRotWorkgroups;
+  if (use_staged(p, &a)) {
+    static const char* const kAmax[] = {"fp8_rot_staged_amax_d32", "fp8_rot_staged_amax_d64", "fp8_rot_staged_amax_d128"};
+    static const char* const kConvert[] = {"fp8_rot_staged_convert_d32", "fp8_rot_staged_convert_d64",
+                                           "fp8_rot_staged_convert_d128"};
+    static const char* const kConvertCount[] = {"fp8_rot_staged_convert_count_d32", "fp8_rot_staged_convert_count_d64",
+                                                "fp8_rot_staged_convert_count_d128"};
+    const int which = p.shape[3] == 32 ? 0 : p.shape[3] == 64 ? 1 : 2;
+    const bool counted = p.static_descale != 0.0f && p.saturated != nullptr;  // only a static descale saturates
+    plan.amax_kernel = p.static_descale != 0.0f ? nullptr : kAmax[which];
+    plan.convert_kernel = counted ? kConvertCount[which] : kConvert[which];
+    // At least two groups of 64 rows per wave where the rows allow it: each wave's second
+    // load is in flight while it transforms the first.
+    const int64_t groups = (rows + 63) / 64;
+    const int64_t waves = kernels::kRotThreads / 64;
+    a.workgroups = static_cast<uint32_t>(std::clamp<int64_t>((groups + 2 * waves - 1) / (2 * waves), 1, kernels::kRotWorkgroups));
+  }
 
   int64_t src_last = 0, dst_last = 0;
   for (int i = 0; i < 4; ++i) {

@@ -19,6 +19,7 @@
 // takes any head_dim.
 #include <cuda_fp8.h>
 
+#include "host/even_rows.h"
 #include "kernels/cuda/fp8_rotate.h"
 
 namespace zyfa::cuda {
@@ -562,19 +563,6 @@ int rotate_chunk_align_src(int64_t, int elem_bytes, int) {
 int rotate_chunk_align_dst(int64_t, int) { return kLaneValues; }
 
 namespace {
-// The element distance between consecutive rows when every row of (b, s, h) is that far from
-// the previous one, else 0.
-int64_t even_row_step(const int64_t (&shape)[4], const int64_t (&stride)[3]) {
-  int64_t step = 0, inner = 1;  // inner: rows spanned by one step of the dimension
-  for (int dim = 2; dim >= 0; --dim) {
-    if (shape[dim] == 1) continue;  // its stride is never used
-    if (step == 0 && (step = stride[dim]) == 0) return 0;
-    if (stride[dim] != step * inner) return 0;
-    inner *= shape[dim];
-  }
-  return step != 0 ? step : 1;  // a single row: r is always 0
-}
-
 // Whether the staged kernels take this call, and their sign masks (see staged_row_pass).
 bool use_staged(RotateQuantizeArgs* a) {
   const int d = static_cast<int>(a->shape[3]);
@@ -585,8 +573,7 @@ bool use_staged(RotateQuantizeArgs* a) {
       a->src_row_step == 0 || a->dst_row_step == 0 || !aligned(a->src, a->src_row_step * 2) ||
       !aligned(a->dst, a->dst_row_step))
     return false;
-  const auto bit31 = [&](int col) { return rotation::negated(a->rot, col) ? 0x80000000u : 0u; };
-  for (int k = 0; k < d / 2; ++k) a->sign_mask[k] = (bit31(2 * k) >> 16) | bit31(2 * k + 1);
+  rotation::bf16_pair_sign_masks(a->rot, d, a->sign_mask);
   return true;
 }
 

@@ -13,7 +13,6 @@ namespace {
 using zyfa::kernels::Fp8RotateArgs;
 using zyfa::kernels::kRotThreads;
 using zyfa::kernels::kRotTileElems;
-using zyfa::kernels::kRotWorkgroups;
 namespace rot = zyfa::rotation;
 
 using KernargPtr = __attribute__((address_space(4))) const Fp8RotateArgs*;
@@ -37,6 +36,26 @@ __device__ inline uint32_t encode_e4m3(float v) {
   if (a < 0x3C800000u) return sign | static_cast<uint32_t>(__builtin_rintf(bits_float(a) * 512.0f));
   const uint32_t r = (a + 0x7FFFFu + ((a >> 20) & 1u)) >> 20;  // exponent and 3 mantissa bits, RNE
   return sign | (r - (120u << 3));                            // rebias 127 -> 7
+}
+
+// encode_e4m3 of a value saturated to +-448 first (which leaves NaN a NaN), as selects: the
+// code of 448 is the largest finite one, 0x7E, and every larger magnitude, infinity included,
+// rounds to a code above it, so saturating is a minimum on the code. Without saturation the
+// callers' values have |v| <= 448 or are NaN, so the minimum changes nothing.
+__device__ inline uint32_t encode_e4m3_saturated(float v) {
+  const uint32_t bits = float_bits(v);
+  const uint32_t sign = (bits >> 24) & 0x80u;
+  const uint32_t a = bits & 0x7FFFFFFFu;
+  const uint32_t sub = static_cast<uint32_t>(__builtin_rintf(bits_float(a) * 512.0f));
+  const uint32_t normal = ((a + 0x7FFFFu + ((a >> 20) & 1u)) >> 20) - (120u << 3);
+  const uint32_t code = sign | __builtin_elementwise_min(a < 0x3C800000u ? sub : normal, 0x7Eu);
+  return a > 0x7F800000u ? 0x7Fu : code;
+}
+
+// Whether 448 < |v| (infinities included, NaN not): one unsigned range test.
+__device__ inline bool saturates(float v) {
+  const uint32_t a = float_bits(v) & 0x7FFFFFFFu;
+  return a - 0x43E00001u < 0x7F800000u - 0x43E00000u;
 }
 
 // 1 / x for x a power of two (exact; NaN stays NaN): the exponent mirrored about 0.
@@ -139,6 +158,23 @@ __device__ inline uint32_t reduce_sum(uint32_t v, uint32_t* red) {
   return red[0];
 }
 
+// The descale of this launch (static, or from the amax partials), written once; returns
+// whether values saturate (a static descale), with 1 / descale in *inv.
+template <typename A>
+__device__ inline bool launch_descale(const A& a, uint32_t* red, float* inv) {
+  float descale = a.static_descale;
+  *inv = a.static_inv;
+  const bool saturate = descale != 0.0f;
+  if (!saturate) {
+    const uint32_t p = threadIdx.x < a.workgroups ? reinterpret_cast<gptr<const uint32_t>>(a.partials)[threadIdx.x] : 0u;
+    descale = pow2_descale(reduce_max(p, red));
+    *inv = pow2_inverse(descale);
+    __syncthreads();  // red is reused by the caller
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *reinterpret_cast<gptr<float>>(a.descale) = descale;
+  return saturate;
+}
+
 template <int kElemBytes>
 __device__ void amax_kernel() {
   const auto& a = ZYFA_ROT_ARGS;
@@ -146,7 +182,7 @@ __device__ void amax_kernel() {
   __shared__ uint32_t red[kRotThreads];
   const uint32_t elems = a.rows_per_tile * a.head_dim;
   uint32_t m = 0;
-  for (uint32_t t = blockIdx.x; t < a.tiles; t += kRotWorkgroups) {
+  for (uint32_t t = blockIdx.x; t < a.tiles; t += a.workgroups) {
     transform_tile<kElemBytes>(a, t, buf);
     for (uint32_t e = threadIdx.x; e < elems; e += kRotThreads)
       if (t * a.rows_per_tile + zyfa::kernels::fast_div(e, a.div_head_dim) < a.rows) m = max(m, float_bits(post(a, buf, e)) & 0x7FFFFFFFu);
@@ -161,19 +197,12 @@ __device__ void convert_kernel() {
   const auto& a = ZYFA_ROT_ARGS;
   __shared__ float buf[kRotTileElems];
   __shared__ uint32_t red[kRotThreads];
-  float descale = a.static_descale, inv = a.static_inv;
-  const bool saturate = descale != 0.0f;
-  if (!saturate) {
-    const uint32_t p = threadIdx.x < kRotWorkgroups ? reinterpret_cast<gptr<const uint32_t>>(a.partials)[threadIdx.x] : 0u;
-    descale = pow2_descale(reduce_max(p, red));
-    inv = pow2_inverse(descale);
-    __syncthreads();       // red is reused below
-  }
-  if (blockIdx.x == 0 && threadIdx.x == 0) *reinterpret_cast<gptr<float>>(a.descale) = descale;
+  float inv;
+  const bool saturate = launch_descale(a, red, &inv);
   const uint32_t d = a.head_dim;
   const uint32_t elems = a.rows_per_tile * d;
   uint32_t count = 0;
-  for (uint32_t t = blockIdx.x; t < a.tiles; t += kRotWorkgroups) {
+  for (uint32_t t = blockIdx.x; t < a.tiles; t += a.workgroups) {
     transform_tile<kElemBytes>(a, t, buf);
     for (uint32_t e = threadIdx.x; e < elems; e += kRotThreads) {
       const uint32_t row = zyfa::kernels::fast_div(e, a.div_head_dim);
@@ -198,10 +227,148 @@ __device__ void convert_kernel() {
   if (threadIdx.x == 0) reinterpret_cast<gptr<uint32_t>>(a.counts)[blockIdx.x] = total;
 }
 
+// --- One lane per row, staged through LDS -------------------------------------------------
+// BF16 Hadamard rows of d <= 128, packed, 16-byte aligned, without a mean. Each wave
+// takes 64 consecutive rows at a time: 16-byte loads, coalesced, into registers; written to
+// the wave's LDS region (rows padded so that lanes reading one chunk of different rows spread
+// over the banks); each
+// lane reads its own row, flips the signs of the BF16 pairs before widening them, and runs
+// every butterfly stage in registers; the codes leave through the same region as coalesced
+// 16-byte stores. The arithmetic is transform_row's, value for value.
+using Chunk16 = uint32_t __attribute__((ext_vector_type(4)));  // a register quad, not memory
+
+// Chunk c of row r in a region of rows `chunks` 16-byte chunks long, each row padded by one
+// chunk: lanes reading one chunk of 16 consecutive rows then touch 16 different 16-byte bank
+// groups, and every offset below is the lane's base plus a constant (immediate offsets).
+__device__ inline uint32_t staged_chunk(uint32_t r, uint32_t c, uint32_t chunks) { return r * (chunks + 1) + c; }
+
+// The lanes of one wave exchange data through LDS: order the accesses around this point for
+// the compiler (the hardware runs one wave's LDS instructions in order).
+__device__ inline void wave_sync() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+
+// Group g of 64 packed rows is one run of 64 d 2 bytes: chunk i of lane l sits i 1024 bytes
+// (a constant) after the lane's first. Rows past the tensor read as zeros.
+template <int kD, typename A>
+__device__ inline void staged_load(const A& a, uint32_t g, uint32_t lane, Chunk16 (&q)[kD / 8]) {
+  constexpr uint32_t kC = kD / 8;
+  const auto base = reinterpret_cast<gptr<const Chunk16>>(a.src) + static_cast<uint64_t>(g) * (64 * kC) + lane;
+  if ((g + 1) * 64 <= a.rows) {
+#pragma unroll
+    for (uint32_t i = 0; i < kC; ++i) q[i] = base[i * 64];
+    return;
+  }
+  const uint32_t chunks_left = (a.rows - g * 64) * kC;  // of this group
+#pragma unroll
+  for (uint32_t i = 0; i < kC; ++i)  // the bound in an SGPR: no per-chunk lane index kept in a VGPR
+    q[i] = static_cast<int>(lane) < static_cast<int>(chunks_left - i * 64) ? base[i * 64] : Chunk16(0u);
+}
+
+// kCount: the launch has a static descale and asks for the saturation count.
+template <int kD, bool kConvert, bool kCount>
+__device__ void staged_kernel() {
+  const auto& a = ZYFA_ROT_ARGS;
+  constexpr uint32_t kWaves = kRotThreads / 64, kC = kD / 8, kOut = kD / 16;
+  __shared__ Chunk16 stage[kWaves][64 * (kC + 1)];
+  __shared__ uint32_t red[kRotThreads];
+  // The sign masks from LDS (every lane the same address: a broadcast) rather than kept in
+  // SGPRs for the whole loop, where d / 2 of them crowd out the rest.
+  __shared__ Chunk16 masks[kC];
+  // The wave index in an SGPR: the group loop is then scalar.
+  const uint32_t lane = threadIdx.x % 64, wave = __builtin_amdgcn_readfirstlane(threadIdx.x / 64);
+  if (threadIdx.x < kD / 2) reinterpret_cast<uint32_t*>(masks)[threadIdx.x] = a.sign_mask[threadIdx.x];
+  __syncthreads();
+  Chunk16* buf = stage[wave];
+  float inv = 0.0f;
+  if constexpr (kConvert) launch_descale(a, red, &inv);
+  const uint32_t groups = (a.rows + 63) / 64, stride = a.workgroups * kWaves;
+  uint32_t acc = 0;         // amax bits
+  uint32_t wave_count = 0;  // saturated values of the wave's rows
+  for (uint32_t g = blockIdx.x * kWaves + wave; g < groups; g += stride) {
+    {
+      Chunk16 q[kC];
+      staged_load<kD>(a, g, lane, q);
+#pragma unroll
+      for (uint32_t i = 0; i < kC; ++i) buf[staged_chunk(i * (64 / kC) + lane / kC, lane % kC, kC)] = q[i];
+    }
+    wave_sync();
+    float v[kD];
+#pragma unroll
+    for (uint32_t c = 0; c < kC; ++c) {
+      const Chunk16 x = buf[staged_chunk(lane, c, kC)] ^ masks[c];
+#pragma unroll
+      for (uint32_t k = 0; k < 4; ++k) {
+        const uint32_t w = x[k];
+        v[8 * c + 2 * k] = bits_float(w << 16);
+        v[8 * c + 2 * k + 1] = bits_float(w & 0xFFFF0000u);
+      }
+    }
+    wave_sync();  // the region is rewritten below
+#pragma unroll
+    for (uint32_t h = 1; h < kD; h *= 2)
+#pragma unroll
+      for (uint32_t i = 0; i < kD; ++i)
+        if ((i & h) == 0) {
+          const float x0 = v[i], x1 = v[i + h];
+          v[i] = x0 + x1;
+          v[i + h] = x0 - x1;
+        }
+    const bool valid = g * 64 + lane < a.rows;
+#pragma unroll
+    for (uint32_t i = 0; i < kD; ++i) v[i] = v[i] * a.rot.post_scale;
+    if constexpr (kConvert) {
+      // Counted while encoding, value by value (a separate pass would keep all d values live);
+      // rows past the tensor are zeros and never count.
+#pragma unroll
+      for (uint32_t c = 0; c < kOut; ++c) {
+        Chunk16 out;
+#pragma unroll
+        for (uint32_t k = 0; k < 4; ++k) {
+          uint32_t word = 0;
+#pragma unroll
+          for (uint32_t b = 0; b < 4; ++b) {
+            const float x = v[16 * c + 4 * k + b] * inv;
+            // The wave's count in an SGPR: a lane mask and a scalar population count per value.
+            // (The empty asm keeps the sum in order: reassociated, every mask would stay live.)
+            if constexpr (kCount) {
+              wave_count += __builtin_popcountll(__builtin_amdgcn_ballot_w64(saturates(x)));
+              asm volatile("" : "+s"(wave_count));
+            }
+            word |= encode_e4m3_saturated(x) << (8 * b);
+          }
+          out[k] = word;
+          __builtin_amdgcn_sched_barrier(0);  // one word's encoding at a time: VGPRs stay under 256
+        }
+        buf[staged_chunk(lane, c, kOut)] = out;
+      }
+      wave_sync();
+      const auto dst = reinterpret_cast<gptr<Chunk16>>(a.dst) + static_cast<uint64_t>(g) * (64 * kOut) + lane;
+      const uint32_t chunks_left = (g + 1) * 64 <= a.rows ? 64 * kOut : (a.rows - g * 64) * kOut;
+#pragma unroll
+      for (uint32_t i = 0; i < kOut; ++i)
+        if (static_cast<int>(lane) < static_cast<int>(chunks_left - i * 64)) dst[i * 64] = buf[staged_chunk(i * (64 / kOut) + lane / kOut, lane % kOut, kOut)];
+      wave_sync();  // the codes are read before the next group is staged
+    } else if (valid) {
+#pragma unroll
+      for (uint32_t i = 0; i < kD; ++i) acc = max(acc, float_bits(v[i]) & 0x7FFFFFFFu);
+    }
+  }
+  if constexpr (kConvert) {
+    const uint32_t total = reduce_sum(lane == 0 ? wave_count : 0u, red);
+    if (threadIdx.x == 0) reinterpret_cast<gptr<uint32_t>>(a.counts)[blockIdx.x] = total;
+  } else {
+    const uint32_t all = reduce_max(acc, red);
+    if (threadIdx.x == 0) reinterpret_cast<gptr<uint32_t>>(a.partials)[blockIdx.x] = all;
+  }
+}
+
 __device__ void count_kernel() {
   const auto& a = ZYFA_ROT_ARGS;
   __shared__ uint32_t red[kRotThreads];
-  const uint32_t c = threadIdx.x < kRotWorkgroups ? reinterpret_cast<gptr<const uint32_t>>(a.counts)[threadIdx.x] : 0u;
+  const uint32_t c = threadIdx.x < a.workgroups ? reinterpret_cast<gptr<const uint32_t>>(a.counts)[threadIdx.x] : 0u;
   const uint32_t total = reduce_sum(c, red);
   if (threadIdx.x == 0) *reinterpret_cast<gptr<uint32_t>>(a.saturated) = total;
 }
@@ -215,3 +382,16 @@ extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_amax_f32(Fp8Ro
 extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_convert_bf16(Fp8RotateArgs) { convert_kernel<2>(); }
 extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_convert_f32(Fp8RotateArgs) { convert_kernel<4>(); }
 extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_count(Fp8RotateArgs) { count_kernel(); }
+#define ZYFA_ROT_STAGED(d)                                                                                \
+  extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_staged_amax_d##d(Fp8RotateArgs) {          \
+    staged_kernel<d, false, false>();                                                                     \
+  }                                                                                                       \
+  extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_staged_convert_d##d(Fp8RotateArgs) {       \
+    staged_kernel<d, true, false>();                                                                      \
+  }                                                                                                       \
+  extern "C" __global__ __launch_bounds__(kRotThreads) void fp8_rot_staged_convert_count_d##d(Fp8RotateArgs) { \
+    staged_kernel<d, true, true>();                                                                       \
+  }
+ZYFA_ROT_STAGED(32)
+ZYFA_ROT_STAGED(64)
+ZYFA_ROT_STAGED(128)

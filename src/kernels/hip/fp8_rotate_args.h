@@ -2,6 +2,8 @@
 // mean, rotation, static descale, saturation counter. fp8_rot_amax_* writes one partial amax
 // per workgroup (skipped with a static descale); fp8_rot_convert_* reduces them, converts and
 // writes one saturation count per workgroup; fp8_rot_count sums those into the counter.
+// fp8_rot_staged_{amax,convert}_d{32,64,128} do the same for BF16 Hadamard rows without a
+// mean, packed and 16-byte aligned: one lane per row, rows staged through LDS.
 #pragma once
 
 #include "../rotation/fp8_rotation.h"
@@ -10,7 +12,7 @@
 
 namespace zyfa::kernels {
 
-inline constexpr int kRotWorkgroups = 64;    // partials of each kind; a fixed count keeps sums deterministic
+inline constexpr int kRotWorkgroups = 256;   // at most this many partials of each kind (slots fixed per launch)
 inline constexpr int kRotThreads = 256;      // every fp8_rot kernel
 inline constexpr int kRotTileElems = 512;    // LDS floats per tile: 512 / d rows (2 rows of 192)
 
@@ -36,10 +38,15 @@ struct ZYFA_KERNEL_ARGS Fp8RotateArgs {
   float static_descale;    // 0: computed from the partials
   float static_inv;        // fp32(1 / static_descale)
   rotation::Params rot;
+  uint32_t workgroups;     // of every kernel but fp8_rot_count: the partials written and read
+  uint32_t pad;
+  uint32_t sign_mask[64];  // staged kernels: word k of a BF16 row XOR this flips columns 2k, 2k + 1
 };
 static_assert(offsetof(Fp8RotateArgs, src_stride) == 56, "Fp8RotateArgs layout");
 static_assert(offsetof(Fp8RotateArgs, rows) == 104, "Fp8RotateArgs layout");
 static_assert(offsetof(Fp8RotateArgs, rot) == 160, "Fp8RotateArgs layout");
 static_assert(sizeof(rotation::Params) == 80, "rotation::Params layout");
+static_assert(offsetof(Fp8RotateArgs, sign_mask) == 248, "Fp8RotateArgs layout");
+static_assert(sizeof(Fp8RotateArgs) == 504, "Fp8RotateArgs layout");
 
 }  // namespace zyfa::kernels

@@ -87,6 +87,13 @@ inline Params make_params(int kind, int d, uint64_t seed) {
 
 ZYFA_ROT_HD inline bool negated(const Params& p, int i) { return (p.sign[i >> 5] >> (i & 31)) & 1u; }
 
+// The signs as XOR masks of a BF16 row read as 32-bit words (column 2k in the low half of word
+// k): bit 15 of mask k negates column 2k, bit 31 column 2k + 1. d / 2 masks.
+inline void bf16_pair_sign_masks(const Params& p, int d, uint32_t* masks) {
+  for (int k = 0; k < d / 2; ++k)
+    masks[k] = (negated(p, 2 * k) ? 0x8000u : 0u) | (negated(p, 2 * k + 1) ? 0x80000000u : 0u);
+}
+
 // One row in place, d values, in the order every backend follows (see the top of this file).
 // fma is the single-rounding fused multiply-add on every backend (std::fma on the host).
 template <typename Fma>
