@@ -785,6 +785,8 @@ int main_impl(int argc, char** argv) {
     qo.heads = o.heads > 0 ? o.heads : 32;
     qo.warmup = std::min(o.warmup, 50);
     qo.iters = o.iters;
+    qo.model = !o.model.empty();
+    qo.model_cus = o.model_cus;
 #if ZYFA_HAVE_CUDA
     qo.stream = stream;
 #endif

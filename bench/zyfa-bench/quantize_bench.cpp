@@ -9,6 +9,10 @@
 
 #include "zyfa_build_config.h"
 
+#if ZYFA_BENCH_MODEL
+#include "model.h"
+#endif
+
 #if ZYFA_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
@@ -53,6 +57,32 @@ struct Memory {
   }
 };
 
+// MI355X HBM3E peak bandwidth (AMD's specification; docs/timing-model.md): the predicted
+// throughput's reference while no copy is predicted.
+constexpr double kMi355xHbmTbs = 8.0;
+
+// Microseconds of one call: measured, or the sum of its launches' predicted kernel times.
+template <typename Call, typename Time>
+double call_us(const QuantizeBenchOptions& o, Call&& call, Time&& time, bool* ok) {
+#if ZYFA_BENCH_MODEL
+  if (o.model) {
+    ModelRecorder rec(o.model_cus);
+    *ok = call();
+    double us = 0;
+    for (const auto& p : rec.take()) {
+      if (!p.ok) {
+        std::fprintf(stderr, "prediction of %s failed: %s\n", p.kernel.c_str(), p.error.c_str());
+        *ok = false;
+      }
+      us += p.kernel_us;
+      std::printf("  %s\n", p.json().c_str());  // where the cycles go
+    }
+    return us;
+  }
+#endif
+  return time([&] { *ok = *ok && call(); });
+}
+
 }  // namespace
 
 bool bench_quantize(zyfa_handle_t h, zyfa_backend_t backend, const QuantizeBenchOptions& o) {
@@ -63,7 +93,10 @@ bool bench_quantize(zyfa_handle_t h, zyfa_backend_t backend, const QuantizeBench
     if (mem.device) cudaStreamSynchronize(static_cast<cudaStream_t>(o.stream));
 #endif
   };
-  std::printf("%-8s %-5s %-22s %10s %10s %12s\n", "S", "d", "variant", "us", "TB/s", "vs copy");
+  if (o.model)
+    std::printf("predicted MI355X kernel times (timing model, %d CU(s) simulated); last column: share of the HBM peak\n",
+                o.model_cus);
+  std::printf("%-8s %-5s %-22s %10s %10s %12s\n", "S", "d", "variant", "us", "TB/s", o.model ? "vs HBM peak" : "vs copy");
   for (int64_t S : o.seqlens)
     for (int64_t d : o.dims) {
       const int64_t n = o.batch * S * o.heads * d;
@@ -109,7 +142,10 @@ bool bench_quantize(zyfa_handle_t h, zyfa_backend_t backend, const QuantizeBench
                     4.0 * double(n) / copy_us * 1e-6, "1.00");
       }
 #endif
-      const double copy_tbs = copy_us > 0 ? 4.0 * double(n) / copy_us * 1e-6 : 0.0;
+      const double copy_tbs = o.model ? kMi355xHbmTbs : copy_us > 0 ? 4.0 * double(n) / copy_us * 1e-6 : 0.0;
+      if (o.model)
+        std::printf("%-8lld %-5lld %-22s %10s %10.3f %12s\n", (long long)S, (long long)d, "HBM peak (MI355X)", "-",
+                    kMi355xHbmTbs, "1.00");
       for (const Variant& v : kVariants) {
         zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
         qd.src = zyfa_tensor_bshd(src, ZYFA_DTYPE_BF16, o.batch, S, o.heads, d);
@@ -122,7 +158,7 @@ bool bench_quantize(zyfa_handle_t h, zyfa_backend_t backend, const QuantizeBench
         qd.smooth_mean = v.smooth ? mean : nullptr;
         qd.static_descale = v.static_scale ? 0.0625f : 0.0f;
         bool ok = true;
-        const double us = time([&] { ok = ok && zyfa_fp8_quantize(h, &qd) == ZYFA_STATUS_SUCCESS; });
+        const double us = call_us(o, [&] { return zyfa_fp8_quantize(h, &qd) == ZYFA_STATUS_SUCCESS; }, time, &ok);
         if (!ok) {
           std::fprintf(stderr, "S=%lld d=%lld %s: %s\n", (long long)S, (long long)d, v.name, zyfa_last_error());
           return false;
