@@ -38,18 +38,21 @@ __device__ inline uint32_t encode_e4m3(float v) {
   return sign | (r - (120u << 3));                            // rebias 127 -> 7
 }
 
-// encode_e4m3 of a value saturated to +-448 first (which leaves NaN a NaN), as selects: the
-// code of 448 is the largest finite one, 0x7E, and every larger magnitude, infinity included,
-// rounds to a code above it, so saturating is a minimum on the code. Without saturation the
-// callers' values have |v| <= 448 or are NaN, so the minimum changes nothing.
-__device__ inline uint32_t encode_e4m3_saturated(float v) {
-  const uint32_t bits = float_bits(v);
-  const uint32_t sign = (bits >> 24) & 0x80u;
-  const uint32_t a = bits & 0x7FFFFFFFu;
-  const uint32_t sub = static_cast<uint32_t>(__builtin_rintf(bits_float(a) * 512.0f));
-  const uint32_t normal = ((a + 0x7FFFFu + ((a >> 20) & 1u)) >> 20) - (120u << 3);
-  const uint32_t code = sign | __builtin_elementwise_min(a < 0x3C800000u ? sub : normal, 0x7Eu);
-  return a > 0x7F800000u ? 0x7Fu : code;
+// encode_e4m3 of a value saturated to +-448 first (NaN stays NaN and gives 0x7F), by the
+// hardware conversion: v_cvt_pk_fp8_f32 rounds to nearest even, fp8 subnormals included, and
+// turns a positive NaN into 0x7F; it does not saturate (MODE.FP16_OVFL is clear), so the
+// value is clamped first, and a NaN, which the clamp would not keep, is put back as +NaN.
+// Without saturation the callers' values have |v| <= 448 or are NaN, so the clamp changes
+// nothing. The codes are encode_e4m3's, value for value.
+__device__ inline float fp8_ready(float v) {
+  const float clamped = __builtin_amdgcn_fmed3f(v, -448.0f, 448.0f);
+  return __builtin_isnan(v) ? __builtin_bit_cast(float, 0x7FC00000u) : clamped;
+}
+
+// Four codes, the first in the low byte.
+__device__ inline uint32_t encode4_e4m3_saturated(float x0, float x1, float x2, float x3) {
+  const int lo = __builtin_amdgcn_cvt_pk_fp8_f32(fp8_ready(x0), fp8_ready(x1), 0, false);
+  return static_cast<uint32_t>(__builtin_amdgcn_cvt_pk_fp8_f32(fp8_ready(x2), fp8_ready(x3), lo, true));
 }
 
 // Whether 448 < |v| (infinities included, NaN not): one unsigned range test.
@@ -327,18 +330,18 @@ __device__ void staged_kernel() {
         Chunk16 out;
 #pragma unroll
         for (uint32_t k = 0; k < 4; ++k) {
-          uint32_t word = 0;
+          float x[4];
 #pragma unroll
           for (uint32_t b = 0; b < 4; ++b) {
-            const float x = v[16 * c + 4 * k + b] * inv;
+            x[b] = v[16 * c + 4 * k + b] * inv;
             // The wave's count in an SGPR: a lane mask and a scalar population count per value.
             // (The empty asm keeps the sum in order: reassociated, every mask would stay live.)
             if constexpr (kCount) {
-              wave_count += __builtin_popcountll(__builtin_amdgcn_ballot_w64(saturates(x)));
+              wave_count += __builtin_popcountll(__builtin_amdgcn_ballot_w64(saturates(x[b])));
               asm volatile("" : "+s"(wave_count));
             }
-            word |= encode_e4m3_saturated(x) << (8 * b);
           }
+          const uint32_t word = encode4_e4m3_saturated(x[0], x[1], x[2], x[3]);
           out[k] = word;
           __builtin_amdgcn_sched_barrier(0);  // one word's encoding at a time: VGPRs stay under 256
         }
