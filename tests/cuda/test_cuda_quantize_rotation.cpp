@@ -71,6 +71,12 @@ TEST_P(CudaRotQuantize, MatchesFp64AndCpuBitwise) {
   EXPECT_EQ(differ, 0u) << "codes differ from the cpu backend, first at " << first;
 }
 
+// Non-finite sources (tests/support/rotation_quantize.h), static and computed descale.
+TEST(CudaRotQuantizeNonFinite, MatchesCpuBitwise) {
+  ZYFA_SKIP_WITHOUT_CUDA();
+  for (const bool stat : {true, false}) EXPECT_EQ(nonfinite_rows_vs_cpu(ZYFA_BACKEND_CUDA, stat, device_memory()), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, CudaRotQuantize, ::testing::ValuesIn(kCases),
                          [](const auto& i) { return i.param.name() + "_S" + std::to_string(i.param.seqlen); });
 

@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "support/rotation_quantize.h"
@@ -62,36 +61,9 @@ TEST_P(EmuRotQuantize, MatchesFp64AndCpuBitwise) {
 INSTANTIATE_TEST_SUITE_P(Cases, EmuRotQuantize, ::testing::ValuesIn(kCases),
                          [](const auto& i) { return i.param.name(); });
 
-// Non-finite sources: a NaN in one row (every output of the row is NaN: code 0x7F), +inf in
-// another (outputs of both signs saturate, or make the computed descale NaN), +inf and -inf in
-// a third (NaN where they cancel, infinities elsewhere). Codes, descale and count bit for bit
-// as the cpu backend gives them, with a static and with a computed descale.
+// Non-finite sources (tests/support/rotation_quantize.h), static and computed descale.
 TEST(EmuRotQuantize, NonFiniteRowsMatchCpuBitwise) {
-  for (const bool stat : {true, false}) {
-    RotCase c = RotCase::of(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, stat, true, true, 1, 40, 2);
-    c.seed = seed_for(std::string("emu_nonfinite_") + (stat ? "static" : "computed"));
-    std::printf("%s seed %llu\n", c.name().c_str(), (unsigned long long)c.seed);
-    RotInputs in = make_rot_inputs(c);
-    const auto put = [&](int64_t row, int64_t col, uint16_t bits) { in.bf16[size_t(row * c.head_dim + col)] = bits; };
-    put(3, 17, 0x7FC0);                      // NaN
-    put(10, 5, 0x7F80);                      // +inf
-    put(50, 0, 0x7F80), put(50, 99, 0xFF80);  // +inf and -inf
-    const RotResult cpu = run_rot_quantize(ZYFA_BACKEND_CPU, c, in, host_memory());
-    ASSERT_EQ(cpu.status, ZYFA_STATUS_SUCCESS) << cpu.error;
-    const RotResult emu = run_rot_quantize(ZYFA_BACKEND_EMU, c, in, host_memory());
-    ASSERT_EQ(emu.status, ZYFA_STATUS_SUCCESS) << emu.error;
-    uint32_t cpu_descale, emu_descale;
-    std::memcpy(&cpu_descale, &cpu.descale, 4);
-    std::memcpy(&emu_descale, &emu.descale, 4);
-    EXPECT_EQ(emu_descale, cpu_descale);
-    EXPECT_EQ(emu.saturated, cpu.saturated);
-    size_t differ = 0, first = 0;
-    for (size_t i = 0; i < cpu.codes.size(); ++i)
-      if (emu.codes[i] != cpu.codes[i] && differ++ == 0) first = i;
-    EXPECT_EQ(differ, 0u) << "codes differ from the cpu backend, first at " << first << ": emu " << int(emu.codes[first])
-                          << ", cpu " << int(cpu.codes[first]);
-    EXPECT_EQ(cpu.codes[3 * 128 + 7], 0x7F) << "the NaN row is all NaN codes";
-  }
+  for (const bool stat : {true, false}) EXPECT_EQ(nonfinite_rows_vs_cpu(ZYFA_BACKEND_EMU, stat, host_memory()), "");
 }
 
 }  // namespace

@@ -356,4 +356,30 @@ E2eErrors e2e_rotation_errors(zyfa_backend_t qb, const E2eCase& c) {
   return out;
 }
 
+std::string nonfinite_rows_vs_cpu(zyfa_backend_t backend, bool static_descale, const RotMemory& mem) {
+  RotCase c = RotCase::of(ZYFA_DTYPE_BF16, 128, ZYFA_ROTATION_HADAMARD, false, static_descale, true, true, 1, 40, 2);
+  c.seed = seed_for(std::string("nonfinite_") + (static_descale ? "static" : "computed"));
+  std::printf("%s with NaN and infinite rows, seed %llu\n", c.name().c_str(), (unsigned long long)c.seed);
+  RotInputs in = make_rot_inputs(c);
+  const auto put = [&](int64_t row, int64_t col, uint16_t bits) { in.bf16[size_t(row * c.head_dim + col)] = bits; };
+  put(3, 17, 0x7FC0);                       // NaN
+  put(10, 5, 0x7F80);                       // +inf
+  put(50, 0, 0x7F80), put(50, 99, 0xFF80);  // +inf and -inf
+  const RotResult cpu = run_rot_quantize(ZYFA_BACKEND_CPU, c, in, host_memory());
+  if (cpu.status != ZYFA_STATUS_SUCCESS) return "cpu: " + cpu.error;
+  if (cpu.codes[3 * 128 + 7] != 0x7F) return "cpu: the NaN row does not give NaN codes";
+  const RotResult got = run_rot_quantize(backend, c, in, mem);
+  if (got.status != ZYFA_STATUS_SUCCESS) return got.error;
+  uint32_t want_bits, got_bits;
+  std::memcpy(&want_bits, &cpu.descale, 4);
+  std::memcpy(&got_bits, &got.descale, 4);
+  if (got_bits != want_bits) return "descale bits differ from the cpu backend's";
+  if (got.saturated != cpu.saturated)
+    return "saturation count " + std::to_string(got.saturated) + ", cpu " + std::to_string(cpu.saturated);
+  for (size_t i = 0; i < cpu.codes.size(); ++i)
+    if (got.codes[i] != cpu.codes[i])
+      return "code " + std::to_string(i) + " is " + std::to_string(got.codes[i]) + ", cpu " + std::to_string(cpu.codes[i]);
+  return "";
+}
+
 }  // namespace zyfa::test

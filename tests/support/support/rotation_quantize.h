@@ -83,6 +83,13 @@ double reference_rotation(zyfa_rotation_t kind, int64_t d, uint64_t seed, int64_
 // values that the float32 rounding may push either side of 448. Returns "" or a description.
 std::string check_rot_result(const RotCase& c, const RotInputs& in, const RotResult& r);
 
+// BF16 d 128 Hadamard rows with non-finite sources: a NaN in one row (every output of the row
+// is NaN: code 0x7F), +inf in another (outputs of both signs saturate, or make the computed
+// descale NaN), +inf and -inf in a third (NaN where they cancel, infinities elsewhere). Runs
+// `backend` and the cpu backend; "" when codes, descale bits and count agree bit for bit, else
+// what differs.
+std::string nonfinite_rows_vs_cpu(zyfa_backend_t backend, bool static_descale, const RotMemory& mem);
+
 // End to end through zyfa_fwd: causal attention of q, k (outlier channels: 4 channels per head
 // 10-30x the bulk, the same channels in q and k, k with a per-channel mean) and v, quantized to
 // FP8 by zyfa_fp8_quantize on `quantize_backend` (no option; q and k rotated; q and k rotated
