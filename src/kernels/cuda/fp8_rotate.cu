@@ -204,6 +204,28 @@ __device__ __forceinline__ void descale_of(const RotateQuantizeArgs& a, float* d
   }
 }
 
+// A convert pass's scale: 1 / descale in *inv; the static descale written once. Returns
+// whether saturated values are counted.
+__device__ __forceinline__ bool convert_setup(const RotateQuantizeArgs& a, float* inv) {
+  float descale;
+  descale_of(a, &descale, inv);
+  const bool saturate = a.static_descale != 0.0f;
+  if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
+  return saturate && a.saturated != nullptr;
+}
+
+// The warp's share: its saturation count (convert) or amax bits (amax pass), added atomically.
+template <bool kConvert>
+__device__ __forceinline__ void finish_pass(const RotateQuantizeArgs& a, uint32_t acc, int lane) {
+  if constexpr (kConvert) {
+    acc = warp_sum(acc);
+    if (a.saturated && lane == 0 && acc) atomicAdd(a.saturated, acc);
+  } else {
+    acc = warp_max(acc);
+    if (lane == 0 && acc != 0) atomicMax(reinterpret_cast<unsigned int*>(a.descale), acc);
+  }
+}
+
 // Four codes (first in the low byte) of four scaled values, as encode() gives them one by
 // one: the satfinite conversion already takes |v| > 448 (and infinities) to the signed
 // maximum, which is what saturation to +-448 followed by RNE gives; 0xFF can then only be a
@@ -245,13 +267,8 @@ __device__ __forceinline__ void rot_pass(const RotateQuantizeArgs& a) {
   const int64_t slot = warp * kG + lane / kL;
   uint32_t sg[kNB][kE];
   lane_signs<kNB, kE>(a, g, kB, sg);
-  float descale = 0.0f, inv = 0.0f;
-  const bool saturate = a.static_descale != 0.0f;
-  const bool count_saturated = saturate && a.saturated != nullptr;
-  if constexpr (kConvert) {
-    descale_of(a, &descale, &inv);
-    if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
-  }
+  float inv = 0.0f;
+  const bool count_saturated = kConvert && convert_setup(a, &inv);
   uint32_t acc = 0;  // amax bits, or the saturation count
   for (int64_t base = 0; base + warp * kG < rows; base += slots * kR) {
     float v[kR][kNB][kE];
@@ -304,13 +321,7 @@ __device__ __forceinline__ void rot_pass(const RotateQuantizeArgs& a) {
       }
     }
   }
-  if constexpr (kConvert) {
-    acc = warp_sum(acc);
-    if (a.saturated && lane == 0 && acc) atomicAdd(a.saturated, acc);
-  } else {
-    acc = warp_max(acc);
-    if (lane == 0 && acc != 0) atomicMax(reinterpret_cast<unsigned int*>(a.descale), acc);
-  }
+  finish_pass<kConvert>(a, acc, lane);
 }
 
 template <int kNB, int kE, int kL, bool kF32, bool kVec>
@@ -381,13 +392,8 @@ __device__ __forceinline__ void staged_row_pass(const RotateQuantizeArgs& a) {
   const int64_t rows = a.shape[0] * a.shape[1] * a.shape[2];
   const int64_t groups = (rows + 31) / 32;
   const int64_t stride = int64_t{gridDim.x} * kStagedWarps;
-  float descale = 0.0f, inv = 0.0f;
-  const bool saturate = a.static_descale != 0.0f;
-  const bool count_saturated = saturate && a.saturated != nullptr;
-  if constexpr (kConvert) {
-    descale_of(a, &descale, &inv);
-    if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
-  }
+  float inv = 0.0f;
+  const bool count_saturated = kConvert && convert_setup(a, &inv);
   uint32_t acc = 0;  // amax bits, or the saturation count
   int64_t g = blockIdx.x * int64_t{kStagedWarps} + warp;
   if (g < groups) staged_issue<kD>(a, g, rows, in, lane);
@@ -451,13 +457,7 @@ __device__ __forceinline__ void staged_row_pass(const RotateQuantizeArgs& a) {
     }
   }
   cp_async_wait<0>();
-  if constexpr (kConvert) {
-    acc = warp_sum(acc);
-    if (a.saturated && lane == 0 && acc) atomicAdd(a.saturated, acc);
-  } else {
-    acc = warp_max(acc);
-    if (lane == 0 && acc != 0) atomicMax(reinterpret_cast<unsigned int*>(a.descale), acc);
-  }
+  finish_pass<kConvert>(a, acc, lane);
 }
 
 template <int kD>
@@ -494,10 +494,9 @@ __global__ void __launch_bounds__(kThreads) plain_amax_kernel(const __grid_const
 __global__ void __launch_bounds__(kThreads) plain_convert_kernel(const __grid_constant__ RotateQuantizeArgs a) {
   const int lane = threadIdx.x % 32;
   const int64_t rows = a.shape[0] * a.shape[1] * a.shape[2];
-  float descale, inv;
-  descale_of(a, &descale, &inv);
+  float inv;
+  convert_setup(a, &inv);
   const bool saturate = a.static_descale != 0.0f;
-  if (saturate && blockIdx.x == 0 && threadIdx.x == 0) *a.descale = descale;
   uint32_t count = 0;
   for (int64_t r = blockIdx.x * int64_t{kWarps} + threadIdx.x / 32; r < rows; r += int64_t{gridDim.x} * kWarps) {
     int64_t so, dso;
@@ -577,6 +576,25 @@ bool use_staged(RotateQuantizeArgs* a) {
   return true;
 }
 
+// The launch sequence on `stream`: counter and amax word cleared, [amax, descale] unless the
+// descale is static, then convert; `units` of work (rows or row groups) spread over up to
+// `per_sm` blocks of `threads` per SM.
+cudaError_t launch_passes(const RotateQuantizeArgs& a, KernelFn amax, KernelFn convert, int64_t units, int units_per_block,
+                          int per_sm, int threads, int smem_bytes, int sm_count, cudaStream_t stream) {
+  const int64_t want = (units + units_per_block - 1) / units_per_block;
+  const int64_t cap = static_cast<int64_t>(sm_count > 0 ? sm_count : 132) * per_sm;
+  const int blocks = static_cast<int>(want < cap ? (want > 0 ? want : 1) : cap);
+  cudaError_t err;
+  if (a.saturated && (err = cudaMemsetAsync(a.saturated, 0, sizeof(uint32_t), stream)) != cudaSuccess) return err;
+  if (a.static_descale == 0.0f) {
+    if ((err = cudaMemsetAsync(a.descale, 0, sizeof(float), stream)) != cudaSuccess) return err;
+    amax<<<blocks, threads, smem_bytes, stream>>>(a);
+    descale_kernel<<<1, 1, 0, stream>>>(a.descale);
+  }
+  convert<<<blocks, threads, smem_bytes, stream>>>(a);
+  return cudaGetLastError();
+}
+
 template <int kD>
 cudaError_t launch_staged(const RotateQuantizeArgs& a, int sm_count, cudaStream_t stream) {
   constexpr int kBytes = StagedLayout<kD>::kBlockBytes;
@@ -585,17 +603,8 @@ cudaError_t launch_staged(const RotateQuantizeArgs& a, int sm_count, cudaStream_
       (err = cudaFuncSetAttribute(staged_convert_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes)) != cudaSuccess)
     return err;
   const int64_t groups = (a.shape[0] * a.shape[1] * a.shape[2] + 31) / 32;
-  const int64_t want = (groups + kStagedWarps - 1) / kStagedWarps;
-  const int64_t cap = static_cast<int64_t>(sm_count > 0 ? sm_count : 132) * 2;  // 2 resident blocks per SM
-  const int blocks = static_cast<int>(want < cap ? (want > 0 ? want : 1) : cap);
-  if (a.saturated && (err = cudaMemsetAsync(a.saturated, 0, sizeof(uint32_t), stream)) != cudaSuccess) return err;
-  if (a.static_descale == 0.0f) {
-    if ((err = cudaMemsetAsync(a.descale, 0, sizeof(float), stream)) != cudaSuccess) return err;
-    staged_amax_kernel<kD><<<blocks, kStagedThreads, kBytes, stream>>>(a);
-    descale_kernel<<<1, 1, 0, stream>>>(a.descale);
-  }
-  staged_convert_kernel<kD><<<blocks, kStagedThreads, kBytes, stream>>>(a);
-  return cudaGetLastError();
+  return launch_passes(a, staged_amax_kernel<kD>, staged_convert_kernel<kD>, groups, kStagedWarps, 2, kStagedThreads, kBytes,
+                       sm_count, stream);
 }
 }  // namespace
 
@@ -615,19 +624,8 @@ cudaError_t launch_fp8_rotate_quantize(const RotateQuantizeArgs& args, int sm_co
     const bool ok = a.src_is_fp32 ? pick_rotation<true>(a, &amax, &convert) : pick_rotation<false>(a, &amax, &convert);
     if (!ok) return cudaErrorInvalidValue;  // validation admits no other head_dim
   }
-  const int64_t rows = a.shape[0] * a.shape[1] * a.shape[2];
-  const int64_t want = (rows + kWarps - 1) / kWarps;
-  const int64_t cap = static_cast<int64_t>(sm_count > 0 ? sm_count : 132) * 16;  // 16 resident 256-thread blocks per SM
-  const int blocks = static_cast<int>(want < cap ? (want > 0 ? want : 1) : cap);
-  cudaError_t err;
-  if (a.saturated && (err = cudaMemsetAsync(a.saturated, 0, sizeof(uint32_t), stream)) != cudaSuccess) return err;
-  if (a.static_descale == 0.0f) {
-    if ((err = cudaMemsetAsync(a.descale, 0, sizeof(float), stream)) != cudaSuccess) return err;
-    amax<<<blocks, kThreads, 0, stream>>>(a);
-    descale_kernel<<<1, 1, 0, stream>>>(a.descale);
-  }
-  convert<<<blocks, kThreads, 0, stream>>>(a);
-  return cudaGetLastError();
+  // One warp per row (or per 32 / kL rows), 16 resident 256-thread blocks per SM.
+  return launch_passes(a, amax, convert, a.shape[0] * a.shape[1] * a.shape[2], kWarps, 16, kThreads, 0, sm_count, stream);
 }
 
 }  // namespace zyfa::cuda
