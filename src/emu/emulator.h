@@ -13,7 +13,9 @@
 // every wait-state rule as LLVM's hazard recognizer states it; `hardware` relaxes the rules
 // that recognizer states more conservatively than AMD's own shipped gfx950 code relies on
 // (their violations become warnings naming the rule, the count given and the count LLVM asks
-// for). docs/emulator.md lists each rule with its source.
+// for), and decides the wait states after an MFMA in the cycles the MI355X timing model gives
+// the wave's issue, other waves on its SIMD included (timing/cycle_hazards.h). docs/emulator.md
+// lists each rule with its source.
 #pragma once
 
 #include <cstddef>
