@@ -56,6 +56,14 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
       {"fp8_rot_amax_bf16", sizeof(kernels::Fp8RotateArgs)}, {"fp8_rot_amax_f32", sizeof(kernels::Fp8RotateArgs)},
       {"fp8_rot_convert_bf16", sizeof(kernels::Fp8RotateArgs)}, {"fp8_rot_convert_f32", sizeof(kernels::Fp8RotateArgs)},
       {"fp8_rot_count", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_amax_d32", sizeof(kernels::Fp8RotateArgs)}, {"fp8_rot_staged_amax_d64", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_amax_d128", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_convert_d32", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_convert_d64", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_convert_d128", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_convert_count_d32", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_convert_count_d64", sizeof(kernels::Fp8RotateArgs)},
+      {"fp8_rot_staged_convert_count_d128", sizeof(kernels::Fp8RotateArgs)},
   };
   for (const auto& e : expected) {
     SCOPED_TRACE(e.kernel);
