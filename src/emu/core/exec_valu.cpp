@@ -157,6 +157,7 @@ struct ValuExec {
   Wave& w;
   const Instruction& in;
   const ValuOpInfo& info;
+  const bool is_vop3 = in.enc == Encoding::kVop3;
   uint64_t exec;
   uint64_t write_mask;  // lanes whose result is written (EXEC, narrowed by DPP)
   alignas(64) uint32_t tmp[3][kLanes];
@@ -447,10 +448,21 @@ struct ValuExec {
                           in.src[0] - operand::kVgpr0));
   }
 
+  // What an opcode family did with the instruction: not its opcode, a result in res[] for
+  // store(), or every register already written.
+  enum class Step : uint8_t { kOther, kStore, kWritten };
+  const uint32_t* A() { return src(0, info.src); }
+  const uint32_t* B() { return src(1, info.src); }
+  const uint32_t* C() { return src(2, info.src); }
+
   void run();
   bool run_vopc();
   bool run_64bit();
-  bool run_special();
+  Step run_moves();
+  Step run_f32();
+  Step run_convert();
+  Step run_integer();
+  Step run_16bit();
 };
 
 
@@ -586,27 +598,22 @@ bool ValuExec::run_64bit() {
 
 void ValuExec::run() {
   if (run_vopc()) return;
-  const uint16_t v = in.valu;
-  switch (v) {
-    case op::V_NOP: return;
-    case op::V_MOV_B64: case op::V_ADD_F64: case op::V_MUL_F64: case op::V_FMA_F64: case op::V_MIN_F64:
-    case op::V_MAX_F64: case op::V_LSHLREV_B64: case op::V_LSHRREV_B64: case op::V_ASHRREV_I64:
-    case op::V_LSHL_ADD_U64: case op::V_CVT_F64_F32: case op::V_CVT_F64_I32: case op::V_CVT_F64_U32:
-    case op::V_MAD_U64_U32: case op::V_MAD_I64_I32:
-      run_64bit();
-      return;
-    default: break;
-  }
-  const bool is_vop3 = in.enc == Encoding::kVop3;
-  if (is_vop3 && in.clamp && (v == op::V_ADD_U32 || v == op::V_SUB_U32 || v == op::V_SUBREV_U32))
-    output_modifiers_applied = true;  // unsigned saturation, below
+  if (in.valu == op::V_NOP || run_64bit()) return;
+  if (is_vop3 && in.clamp && (in.valu == op::V_ADD_U32 || in.valu == op::V_SUB_U32 || in.valu == op::V_SUBREV_U32))
+    output_modifiers_applied = true;  // unsigned saturation, in run_integer
+  if (info.src == ValuType::kF32 && in.valu != op::V_MOV_B32) check_round_mode();
+  // The first family that holds the opcode runs it; the most frequent families come first.
+  Step s = run_moves();
+  if (s == Step::kOther) s = run_f32();
+  if (s == Step::kOther) s = run_convert();
+  if (s == Step::kOther) s = run_integer();
+  if (s == Step::kOther) s = run_16bit();
+  if (s == Step::kOther) unimplemented();
+  if (s == Step::kStore) store();
+}
 
-  auto A = [&] { return src(0, info.src); };
-  auto B = [&] { return src(1, info.src); };
-  auto C = [&] { return src(2, info.src); };
-  const bool f32 = info.src == ValuType::kF32;
-  if (f32 && !(v == op::V_MOV_B32)) check_round_mode();
-
+// One lane loop for a one-, two- or three-source expression: of f32 values x0..x2 (inputs
+// and result through MODE's denormal flush and the output modifiers) or of u32 values u0..u2.
 #define F32_1(EXPR) { const uint32_t* a = A(); lanes([&](int l) { const float x0 = as_f32(in_f32(a[l])); (void)x0; return out_f32(as_u32(EXPR)); }); break; }
 #define F32_2(EXPR) { const uint32_t* a = A(); const uint32_t* b = B(); \
     lanes([&](int l) { const float x0 = as_f32(in_f32(a[l])), x1 = as_f32(in_f32(b[l])); return out_f32(as_u32(EXPR)); }); break; }
@@ -619,8 +626,10 @@ void ValuExec::run() {
 #define U32_3(EXPR) { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); \
     lanes([&](int l) { const uint32_t u0 = a[l], u1 = b[l], u2 = c[l]; return uint32_t(EXPR); }); break; }
 
-  switch (v) {
-    // ---- moves and lane access
+// Moves and lane access.
+ValuExec::Step ValuExec::run_moves() {
+  const uint16_t v = in.valu;
+  switch (in.valu) {
     case op::V_MOV_B32: U32_1(u0)
     case op::V_READFIRSTLANE_B32: {
       lane_access_hazards(false);
@@ -630,7 +639,7 @@ void ValuExec::run() {
       const uint16_t d = in.enc == Encoding::kVop1 ? in.dst - operand::kVgpr0 : in.dst;
       x.swrite(d, a[lane]);
       if (d < 128) w.valu_sgpr_write_clock[d] = w.clock + 1;
-      return;
+      return Step::kWritten;
     }
     case op::V_READLANE_B32: {
       lane_access_hazards(true);
@@ -638,7 +647,7 @@ void ValuExec::run() {
       const uint32_t lane = x.sread(in.src[1]) & 63;
       x.swrite(in.dst, a[lane]);
       if (in.dst < 128) w.valu_sgpr_write_clock[in.dst] = w.clock + 1;
-      return;
+      return Step::kWritten;
     }
     case op::V_WRITELANE_B32: {
       lane_access_hazards(true);
@@ -647,7 +656,7 @@ void ValuExec::run() {
       const uint32_t lane = x.sread(in.src[1]) & 63;
       uint32_t* d = dst_vgpr();
       d[lane] = val;
-      return;
+      return Step::kWritten;
     }
     case op::V_CNDMASK_B32: {
       const uint32_t* a = A(); const uint32_t* b = B();
@@ -657,7 +666,46 @@ void ValuExec::run() {
       lanes([&](int l) { return ((m >> l) & 1) ? b[l] : a[l]; });
       break;
     }
-    // ---- f32 arithmetic
+    case op::V_PERMLANE32_SWAP_B32: case op::V_PERMLANE16_SWAP_B32: {
+      // gfx950: swaps lanes between vdst and src0 (32: upper half of vdst with lower half of
+      // src0; 16: odd 16-lane rows of vdst with even rows of src0). Both registers are written.
+      const uint32_t d = in.dst - operand::kVgpr0, s0 = in.src[0] - operand::kVgpr0;
+      if (in.src[0] < operand::kVgpr0) x.fault("permlane swap source must be a VGPR");
+      // EXEC is not applied: the CDNA4 pseudocode of both swaps moves every lane pair and never
+      // reads EXEC, and AMD's emulator rocjitsu states "EXEC mask is IGNORED" for them
+      // (amdisa/codegen/execute/vector_special.py, gen_vector_permlane_swap).
+      x.hazard_check_read_vgpr(d, false, false);
+      x.hazard_check_read_vgpr(s0, false, false);
+      // gfx950: a VALU write of either VGPR needs 2 wait states before the permlane swap
+      // (GCNHazardRecognizer checkPermlaneHazards; hazards.cpp).
+      x.hazard_check_permlane_swap(d, s0);
+      uint32_t dv[kLanes], sv[kLanes];
+      std::memcpy(dv, x.vreg_read(d), sizeof(dv));
+      std::memcpy(sv, x.vreg_read(s0), sizeof(sv));
+      const bool is32 = v == op::V_PERMLANE32_SWAP_B32;
+      for (int l = 0; l < kLanes; ++l) {
+        if (is32) {
+          if (l >= 32) std::swap(dv[l], sv[l - 32]);
+        } else {
+          if ((l / 16) % 2 == 1) std::swap(dv[l], sv[l - 16]);
+        }
+      }
+      valu_write_hazards(d);
+      valu_write_hazards(s0);
+      uint32_t* dp = x.vdst(d);
+      uint32_t* sp = x.vdst(s0);
+      for (int l = 0; l < kLanes; ++l) { dp[l] = dv[l]; sp[l] = sv[l]; }
+      w.valu_vgpr_write_clock[d] = w.valu_vgpr_write_clock[s0] = w.clock + 1;
+      return Step::kWritten;
+    }
+    default: return Step::kOther;
+  }
+  return Step::kStore;
+}
+
+// f32 arithmetic.
+ValuExec::Step ValuExec::run_f32() {
+  switch (in.valu) {
     case op::V_ADD_F32: F32_2(x0 + x1)
     case op::V_SUB_F32: F32_2(x0 - x1)
     case op::V_SUBREV_F32: F32_2(x1 - x0)
@@ -727,7 +775,15 @@ void ValuExec::run() {
     case op::V_RCP_IFLAG_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rcp_f32(a[l], w.mode)); }); break; }
     case op::V_RSQ_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_rsq_f32(a[l], w.mode)); }); break; }
     case op::V_SQRT_F32: { const uint32_t* a = A(); lanes([&](int l) { return out_f32(v_sqrt_f32(a[l], w.mode)); }); break; }
-    // ---- conversions
+    default: return Step::kOther;
+  }
+  return Step::kStore;
+}
+
+// Conversions.
+ValuExec::Step ValuExec::run_convert() {
+  const uint16_t v = in.valu;
+  switch (in.valu) {
     // i32/u32 -> f32 rounds per MODE (CDNA4 pseudocode i32_to_f32 under ROUND_MODE); only
     // round-to-nearest-even is modelled, so any other mode is refused as for f32 arithmetic.
     case op::V_CVT_F32_I32: { check_round_mode(); const uint32_t* a = A(); lanes([&](int l) { return out_f32(as_u32(float(int32_t(a[l])))); }); break; }
@@ -774,7 +830,7 @@ void ValuExec::run() {
                                                          : cvt_pk_bf8_f32(a[l], b[l], old[l], hi, w.mode); });
       store();
       if (hi) mark_partial_write();
-      return;
+      return Step::kWritten;
     }
     case op::V_CVT_F32_FP8: case op::V_CVT_F32_BF8: {
       const uint32_t* a = x.vsrc(in.src[0], tmp[0]);  // byte selected by SDWA src0_sel or op_sel
@@ -788,7 +844,7 @@ void ValuExec::run() {
       lanes([&](int l) { return v == op::V_CVT_F32_FP8 ? cvt_f32_fp8(a[l], sel) : cvt_f32_bf8(a[l], sel); });
       // The SDWA source select was consumed above (it picks the byte).
       store();
-      return;
+      return Step::kWritten;
     }
     case op::V_CVT_PK_F32_FP8: case op::V_CVT_PK_F32_BF8: {
       const uint32_t* a = x.vsrc(in.src[0], tmp[0]);
@@ -803,7 +859,7 @@ void ValuExec::run() {
         lo_r[l] = p.lo; hi_r[l] = p.hi;
       }
       store_pair(lo_r, hi_r);
-      return;
+      return Step::kWritten;
     }
     case op::V_CVT_SCALEF32_PK_FP8_F32: case op::V_CVT_SCALEF32_PK_BF8_F32: {
       const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* sc = C();
@@ -815,7 +871,7 @@ void ValuExec::run() {
                                                                   : cvt_scalef32_pk_bf8_f32(a[l], b[l], sc[l], old[l], hi, w.mode); });
       store();
       mark_partial_write();  // cvt_scale F32->F8 results need 1 wait state before use
-      return;
+      return Step::kWritten;
     }
     case op::V_CVT_SCALEF32_F32_FP8: case op::V_CVT_SCALEF32_F32_BF8: {
       const uint32_t* a = src(0, ValuType::kB32); const uint32_t* sc = src(1, ValuType::kF32);
@@ -834,9 +890,17 @@ void ValuExec::run() {
         lo_r[l] = p.lo; hi_r[l] = p.hi;
       }
       store_pair(lo_r, hi_r);
-      return;
+      return Step::kWritten;
     }
-    // ---- integer
+    default: return Step::kOther;
+  }
+  return Step::kStore;
+}
+
+// 32-bit integer and packing.
+ValuExec::Step ValuExec::run_integer() {
+  const uint16_t v = in.valu;
+  switch (in.valu) {
     case op::V_ADD_U32: { const uint32_t* a = A(); const uint32_t* b = B(); const bool cl = is_vop3 && in.clamp;
       lanes([&](int l) { const uint64_t r = uint64_t(a[l]) + b[l]; return cl && (r >> 32) ? 0xFFFFFFFFu : uint32_t(r); }); break; }
     case op::V_SUB_U32: { const uint32_t* a = A(); const uint32_t* b = B(); const bool cl = is_vop3 && in.clamp;
@@ -866,7 +930,7 @@ void ValuExec::run() {
       });
       store();
       write_sgpr_mask(is_vop3 ? in.sdst : operand::kVccLo, cout);
-      return;
+      return Step::kWritten;
     }
     case op::V_MUL_LO_U32: U32_2(u0 * u1)
     case op::V_MUL_HI_U32: U32_2((uint64_t(u0) * u1) >> 32)
@@ -955,7 +1019,14 @@ void ValuExec::run() {
     case op::V_PACK_B32_F16: { const uint32_t* a = A(); const uint32_t* b = B();
       const int s0 = in.opsel & 1, s1 = (in.opsel >> 1) & 1;
       lanes([&](int l) { return ((a[l] >> (16 * s0)) & 0xFFFF) | (((b[l] >> (16 * s1)) & 0xFFFF) << 16); }); break; }
-    // ---- 16-bit
+    default: return Step::kOther;
+  }
+  return Step::kStore;
+}
+
+// 16-bit.
+ValuExec::Step ValuExec::run_16bit() {
+  switch (in.valu) {
     case op::V_ADD_U16: U32_2((u0 + u1) & 0xFFFF)
     case op::V_SUB_U16: U32_2((u0 - u1) & 0xFFFF)
     case op::V_SUBREV_U16: U32_2((u1 - u0) & 0xFFFF)
@@ -971,49 +1042,18 @@ void ValuExec::run() {
       lanes([&](int l) { return uint32_t(f32_to_f16(f16_to_f32(uint16_t(a[l])) + f16_to_f32(uint16_t(b[l])))); }); break; }
     case op::V_MUL_F16: { const uint32_t* a = A(); const uint32_t* b = B();
       lanes([&](int l) { return uint32_t(f32_to_f16(f16_to_f32(uint16_t(a[l])) * f16_to_f32(uint16_t(b[l])))); }); break; }
-    case op::V_PERMLANE32_SWAP_B32: case op::V_PERMLANE16_SWAP_B32: {
-      // gfx950: swaps lanes between vdst and src0 (32: upper half of vdst with lower half of
-      // src0; 16: odd 16-lane rows of vdst with even rows of src0). Both registers are written.
-      const uint32_t d = in.dst - operand::kVgpr0, s0 = in.src[0] - operand::kVgpr0;
-      if (in.src[0] < operand::kVgpr0) x.fault("permlane swap source must be a VGPR");
-      // EXEC is not applied: the CDNA4 pseudocode of both swaps moves every lane pair and never
-      // reads EXEC, and AMD's emulator rocjitsu states "EXEC mask is IGNORED" for them
-      // (amdisa/codegen/execute/vector_special.py, gen_vector_permlane_swap).
-      x.hazard_check_read_vgpr(d, false, false);
-      x.hazard_check_read_vgpr(s0, false, false);
-      // gfx950: a VALU write of either VGPR needs 2 wait states before the permlane swap
-      // (GCNHazardRecognizer checkPermlaneHazards; hazards.cpp).
-      x.hazard_check_permlane_swap(d, s0);
-      uint32_t dv[kLanes], sv[kLanes];
-      std::memcpy(dv, x.vreg_read(d), sizeof(dv));
-      std::memcpy(sv, x.vreg_read(s0), sizeof(sv));
-      const bool is32 = v == op::V_PERMLANE32_SWAP_B32;
-      for (int l = 0; l < kLanes; ++l) {
-        if (is32) {
-          if (l >= 32) std::swap(dv[l], sv[l - 32]);
-        } else {
-          if ((l / 16) % 2 == 1) std::swap(dv[l], sv[l - 16]);
-        }
-      }
-      valu_write_hazards(d);
-      valu_write_hazards(s0);
-      uint32_t* dp = x.vdst(d);
-      uint32_t* sp = x.vdst(s0);
-      for (int l = 0; l < kLanes; ++l) { dp[l] = dv[l]; sp[l] = sv[l]; }
-      w.valu_vgpr_write_clock[d] = w.valu_vgpr_write_clock[s0] = w.clock + 1;
-      return;
-    }
-    default:
-      unimplemented();
+    default: return Step::kOther;
   }
+  return Step::kStore;
+}
+
 #undef F32_1
 #undef F32_2
 #undef F32_3
 #undef U32_1
 #undef U32_2
 #undef U32_3
-  store();
-}
+
 
 void execute_valu(Executor& x) {
   ValuExec e(x);
