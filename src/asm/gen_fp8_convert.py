@@ -10,8 +10,8 @@ Kernels fp8_convert_bf16 and fp8_convert_f32, 256 threads, one element per threa
      finite, and at least 2^-126 so that the descale is always a normal float,
   3. converts its element: fp8 = RNE(x * 2^-e) with v_cvt_pk_fp8_f32 (|x * 2^-e| <= 448, so
      no overflow; f32 denormals are kept so the scaling is exact),
-and workgroup (0, 0, 0) stores the descale. Argument offsets follow
-src/kernels/hip/fp8_quantize_args.h (Fp8ConvertArgs, 72 bytes).
+and workgroup (0, 0, 0) stores the descale. Argument offsets come from kernel_args.py
+(FP8_CONVERT_ARGS), which the C++ struct Fp8ConvertArgs is checked against.
 
 usage: gen_fp8_convert.py OUTPUT.s
 """
@@ -19,8 +19,15 @@ usage: gen_fp8_convert.py OUTPUT.s
 import sys
 
 from gfx950_asm import Kernel, emit
+from kernel_args import FP8_CONVERT_ARGS
 
-ARGS_SIZE = 72
+ARGS_SIZE = FP8_CONVERT_ARGS.size
+# The pointers and strides, read with one s_load_dwordx16 into s[S_SRC:S_SRC+15] in this order.
+HEAD_FIELDS = ("src", "dst", "partials", "descale", "src_stride_y", "src_stride_z", "dst_stride_y",
+               "dst_stride_z")
+HEAD_OFFSET = FP8_CONVERT_ARGS.offset["src"]
+assert [FP8_CONVERT_ARGS.offset[f] for f in HEAD_FIELDS] == [HEAD_OFFSET + 8 * i for i in range(8)], \
+    "the pointers and strides of Fp8ConvertArgs must stay 64 contiguous bytes in this order"
 PARTIALS = 64
 THREADS = 256
 
@@ -49,8 +56,8 @@ def mul64_add(dst: int, stride: int, idx: str):
 def body(elem_bytes: int):
     b = [
         "// arguments: src, dst, partials, descale, four byte strides (64 bytes), then row_len",
-        f"s_load_dwordx16 s[{S_SRC}:{S_SRC + 15}], s[0:1], 0x0",
-        f"s_load_dword s{S_ROWLEN}, s[0:1], 0x40",
+        f"s_load_dwordx16 s[{S_SRC}:{S_SRC + 15}], s[0:1], {hex(HEAD_OFFSET)}",
+        f"s_load_dword s{S_ROWLEN}, s[0:1], {hex(FP8_CONVERT_ARGS.offset['row_len'])}",
         "s_waitcnt lgkmcnt(0)",
         "// 1. amax = max of the 64 partial bit patterns (unsigned order = float order for |x|)",
         f"s_mov_b32 s{S_AMAX}, 0",

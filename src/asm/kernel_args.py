@@ -40,4 +40,11 @@ ATTN_FWD_ARGS = Layout("AttnFwdArgs", "attn_fwd_args.h", [
     ("div_n_tiles", "FastDiv", 1), ("div_heads", "FastDiv", 1), ("div_group", "FastDiv", 1),
 ])
 
-LAYOUTS = [ATTN_FWD_ARGS]
+FP8_CONVERT_ARGS = Layout("Fp8ConvertArgs", "fp8_quantize_args.h", [
+    ("src", "u64", 1), ("dst", "u64", 1), ("partials", "u64", 1), ("descale", "u64", 1),
+    ("src_stride_y", "i64", 1), ("src_stride_z", "i64", 1),
+    ("dst_stride_y", "i64", 1), ("dst_stride_z", "i64", 1),
+    ("row_len", "u32", 1), ("reserved", "u32", 1),
+])
+
+LAYOUTS = [ATTN_FWD_ARGS, FP8_CONVERT_ARGS]

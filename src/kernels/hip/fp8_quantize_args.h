@@ -28,21 +28,20 @@ static_assert(sizeof(Fp8AmaxArgs) == 88, "Fp8AmaxArgs layout changed: update bot
 static_assert(offsetof(Fp8AmaxArgs, dim) == 40, "Fp8AmaxArgs layout");
 
 // One launch covers grid (ceil(row_len / 256), rows_y, rows_z); the host offsets src/dst and
-// launches again for dims that do not fit. The assembly reads these offsets literally.
+// launches again for dims that do not fit. The assembly takes the offsets from
+// src/asm/kernel_args.py (FP8_CONVERT_ARGS); the generated kernel_args_asserts.h checks this
+// struct against that table.
 struct ZYFA_KERNEL_ARGS Fp8ConvertArgs {
-  uint64_t src;          // 0
-  uint64_t dst;          // 8   FP8 codes
-  uint64_t partials;     // 16  from fp8_amax_*
-  uint64_t descale;      // 24  float, written by workgroup (0,0,0)
-  int64_t src_stride_y;  // 32  bytes
-  int64_t src_stride_z;  // 40
-  int64_t dst_stride_y;  // 48
-  int64_t dst_stride_z;  // 56
-  uint32_t row_len;      // 64  elements
-  uint32_t reserved;     // 68
+  uint64_t src;
+  uint64_t dst;          // FP8 codes
+  uint64_t partials;     // from fp8_amax_*
+  uint64_t descale;      // float, written by workgroup (0,0,0)
+  int64_t src_stride_y;  // bytes
+  int64_t src_stride_z;
+  int64_t dst_stride_y;
+  int64_t dst_stride_z;
+  uint32_t row_len;      // elements
+  uint32_t reserved;
 };
-static_assert(sizeof(Fp8ConvertArgs) == 72, "Fp8ConvertArgs layout changed: update src/asm too");
-static_assert(offsetof(Fp8ConvertArgs, src_stride_y) == 32, "Fp8ConvertArgs layout");
-static_assert(offsetof(Fp8ConvertArgs, row_len) == 64, "Fp8ConvertArgs layout");
 
 }  // namespace zyfa::kernels
