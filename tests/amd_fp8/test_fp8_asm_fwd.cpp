@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "emu_run.h"
 #include "host/numerics/bf16.h"
 #include "support/fp8_model.h"
 #include "support/host_run.h"
+#include "support/seeded.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
@@ -97,11 +99,6 @@ Diff compare(const AttnData& a, const std::vector<uint16_t>& out, const std::vec
   return d;
 }
 
-HostRun run_emu(AttnData& a, uint64_t interleave_seed) {
-  setenv("ZYFA_EMU_SEED", std::to_string(interleave_seed).c_str(), 1);
-  return run_on_host(a, ZYFA_BACKEND_EMU);
-}
-
 std::vector<AttnConfig> configs() {
   using C = AttnConfig;
   const auto f = ZYFA_DTYPE_FP8_E4M3;
@@ -129,39 +126,20 @@ std::vector<AttnConfig> configs() {
 class Fp8Asm : public ::testing::TestWithParam<AttnConfig> {};
 
 TEST_P(Fp8Asm, Emu) {
-  AttnConfig c = GetParam();
-  c.seed = seed_for("Fp8Asm/" + c.name());
+  const AttnConfig c = seeded(GetParam(), "Fp8Asm/");
   AttnData a = make_attn_data(c);
   std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
   const ReferenceResult ref = reference_fp64(a);
   const model::ModelResult m = model::run_kernel_model(a, model::kernel_options(c));
 
-  const uint64_t interleavings[3] = {1, 0xC0FFEEull, test_seed()};
   HostRun first;
-  for (int i = 0; i < 3; ++i) {
-    HostRun run = run_emu(a, interleavings[i]);
-    ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << "interleaving seed " << interleavings[i] << ": " << run.error;
-    EXPECT_TRUE(run.guard_intact(a.out_count())) << "write past the output";
-    if (!c.lse) {
-      EXPECT_TRUE(is_poison_f32(run.lse[0])) << "LSE written although not asked for";
-    }
-    if (i == 0) {
-      const CheckResult r = check_output(a, ref, run.out.data(), c.lse ? run.lse.data() : nullptr);
-      EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
-      const Diff d = compare(a, run.out, run.lse, m);
-      std::printf("%s: vs fp64: %s\n%s: %s\n", c.name().c_str(), r.summary().c_str(), c.name().c_str(),
-                  d.summary().c_str());
-      EXPECT_TRUE(d.rows_ok()) << c.name() << " seed " << c.seed << ": " << d.summary();
-      first = std::move(run);
-      continue;
-    }
-    EXPECT_EQ(0, std::memcmp(first.out.data(), run.out.data(), first.out.size() * 2))
-        << "output differs between interleaving seeds " << interleavings[0] << " and " << interleavings[i];
-    if (c.lse) {
-      EXPECT_EQ(0, std::memcmp(first.lse.data(), run.lse.data(), first.lse.size() * 4))
-          << "LSE differs between interleaving seeds " << interleavings[0] << " and " << interleavings[i];
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(run_emu_interleavings(a, {1, 0xC0FFEEull, test_seed()}, &first));
+  const CheckResult r = check_output(a, ref, first.out.data(), c.lse ? first.lse.data() : nullptr);
+  EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
+  const Diff d = compare(a, first.out, first.lse, m);
+  std::printf("%s: vs fp64: %s\n%s: %s\n", c.name().c_str(), r.summary().c_str(), c.name().c_str(),
+              d.summary().c_str());
+  EXPECT_TRUE(d.rows_ok()) << c.name() << " seed " << c.seed << ": " << d.summary();
 }
 
 // Test names are the configuration names; a negative scale's "-" becomes "Minus" (gtest names

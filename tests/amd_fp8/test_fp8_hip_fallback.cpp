@@ -14,6 +14,7 @@
 #include "host/amd/amd_backend.h"
 #include "host/amd/code_objects.h"
 #include "host/validate.h"
+#include "support/seeded.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
@@ -37,8 +38,7 @@ class FallbackDevice final : public emu::EmuDevice {
 class Fp8HipFallback : public ::testing::TestWithParam<AttnConfig> {};
 
 TEST_P(Fp8HipFallback, Emu) {
-  AttnConfig c = GetParam();
-  c.seed = seed_for("Fp8HipFallback/" + c.name());
+  const AttnConfig c = seeded(GetParam(), "Fp8HipFallback/");
   AttnData a = make_attn_data(c);
   std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
   std::vector<uint16_t> out(a.out_count());

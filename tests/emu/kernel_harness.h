@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "emu/emulator.h"
@@ -80,5 +82,23 @@ class TestKernels {
 };
 
 inline uint32_t f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+
+// The run stopped with an error that names every one of `parts`.
+inline void expect_fault(const TestKernels::Run& r, std::initializer_list<std::string_view> parts) {
+  ASSERT_FALSE(r.result.ok) << "the kernel ran to the end";
+  for (std::string_view part : parts)
+    EXPECT_NE(r.result.error.find(part), std::string::npos) << "no \"" << part << "\" in: " << r.result.error;
+}
+
+// A kernel that must run to the end, then `check(lane, words)` on each of the 64 lanes' 16
+// output words (out[lane * 16 ..]), with the lane in every failure.
+template <typename Check>
+void expect_lanes(const TestKernels::Run& r, Check check) {
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    SCOPED_TRACE("lane " + std::to_string(lane));
+    check(lane, &r.out[lane * 16]);
+  }
+}
 
 }  // namespace zyfa::emu::test

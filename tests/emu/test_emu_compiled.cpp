@@ -4,6 +4,7 @@
 // swizzled buffer resource.
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "kernel_harness.h"
 
@@ -27,37 +28,51 @@ void expect_close(uint32_t got_bits, double want, double magnitude, uint32_t lan
   EXPECT_NEAR(got, want, 1e-5 * magnitude + 1e-30) << "lane " << lane;
 }
 
-uint64_t fresh_seed() { return std::random_device{}(); }
+// Every test draws fresh inputs from a fresh seed, named in each of its failures.
+class EmuCompiled : public ::testing::Test {
+ protected:
+  const TestKernels k{"compiled_kernels"};
+  const uint64_t seed = std::random_device{}();
+  const ::testing::ScopedTrace trace{__FILE__, __LINE__, "seed " + std::to_string(seed)};
+};
 
-TEST(EmuCompiled, PrivateArrayInScratch) {
-  TestKernels k("compiled_kernels");
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const auto in = random_floats(64 * 48, seed);
-  const uint32_t kk = 5 + uint32_t(seed % 7);
-  const auto r = k.run("private_array", 64, in, {kk}, 64, 1, seed);
+// Sum over i < n of x(i) * (i + 1), with the sum of the terms' magnitudes.
+template <typename X>
+std::pair<double, double> weighted_sum(uint32_t n, X x) {
+  double s = 0, m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const double term = x(i) * (i + 1);
+    s += term;
+    m += std::fabs(term);
+  }
+  return {s, m};
+}
+
+// A completed run whose lane t holds the sum want(t) = {value, magnitude} in out[t].
+template <typename Want>
+void expect_lane_sums(const TestKernels::Run& r, Want want) {
   ASSERT_TRUE(r.result.ok) << r.result.error;
-  EXPECT_GE(r.result.stats.scratch_lane_bytes, 192u);
   for (uint32_t t = 0; t < 64; ++t) {
-    double s = 0, m = 0;
-    for (uint32_t i = 0; i < 48; ++i) {
-      const double term = double(u2f(in[t * 48 + (i * kk + t) % 48])) * (i + 1);
-      s += term;
-      m += std::fabs(term);
-    }
+    const auto [s, m] = want(t);
     expect_close(r.out[t], s, m, t);
   }
 }
 
-TEST(EmuCompiled, RegisterSpillsToScratch) {
-  TestKernels k("compiled_kernels");
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+TEST_F(EmuCompiled, PrivateArrayInScratch) {
+  const auto in = random_floats(64 * 48, seed);
+  const uint32_t kk = 5 + uint32_t(seed % 7);
+  const auto r = k.run("private_array", 64, in, {kk}, 64, 1, seed);
+  EXPECT_GE(r.result.stats.scratch_lane_bytes, 192u);
+  expect_lane_sums(r, [&](uint32_t t) {
+    return weighted_sum(48, [&](uint32_t i) { return double(u2f(in[t * 48 + (i * kk + t) % 48])); });
+  });
+}
+
+TEST_F(EmuCompiled, RegisterSpillsToScratch) {
   const auto in = random_floats(64 * 96, seed);
   const auto r = k.run("spill", 64, in, {}, 64, 1, seed);
-  ASSERT_TRUE(r.result.ok) << r.result.error;
   EXPECT_GT(r.result.stats.scratch_used_bytes, 0u);
-  for (uint32_t t = 0; t < 64; ++t) {
+  expect_lane_sums(r, [&](uint32_t t) {
     std::vector<double> x(96);
     for (int i = 0; i < 96; ++i) x[i] = u2f(in[t * 96 + i]);
     double s = 0, m = 0;
@@ -69,33 +84,19 @@ TEST(EmuCompiled, RegisterSpillsToScratch) {
       s += x[(i * 7) % 96] * i;
       m += std::fabs(x[(i * 7) % 96] * i);
     }
-    expect_close(r.out[t], s, m, t);
-  }
+    return std::pair{s, m};
+  });
 }
 
-TEST(EmuCompiled, PrivatePointerThroughACall) {
-  TestKernels k("compiled_kernels");
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+TEST_F(EmuCompiled, PrivatePointerThroughACall) {
   const auto in = random_floats(64 * 64, seed);
   const uint32_t kk = 3 + uint32_t(seed % 11);
-  const auto r = k.run("private_pointer_call", 64, in, {kk}, 64, 1, seed);
-  ASSERT_TRUE(r.result.ok) << r.result.error;
-  for (uint32_t t = 0; t < 64; ++t) {
-    double s = 0, m = 0;
-    for (uint32_t i = 0; i < 64; ++i) {
-      const double term = double(u2f(in[t * 64 + ((i * kk) & 63)])) * (i + 1);
-      s += term;
-      m += std::fabs(term);
-    }
-    expect_close(r.out[t], s, m, t);
-  }
+  expect_lane_sums(k.run("private_pointer_call", 64, in, {kk}, 64, 1, seed), [&](uint32_t t) {
+    return weighted_sum(64, [&](uint32_t i) { return double(u2f(in[t * 64 + ((i * kk) & 63)])); });
+  });
 }
 
-TEST(EmuCompiled, SwizzledBufferLoad) {
-  TestKernels k("compiled_kernels");
-  const uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+TEST_F(EmuCompiled, SwizzledBufferLoad) {
   const auto in = random_floats(2048, seed);
   const auto r = k.run("swizzled_load", 64, in, {}, 64, 1, seed);
   ASSERT_TRUE(r.result.ok) << r.result.error;

@@ -12,13 +12,11 @@ Tolerance fp8_tolerance() {
 }
 
 TEST(EmuConcurrency, QuantizeOnOneHandleFromEightThreads) {
-  HostCallMemory mem;
-  expect_thread_safe(ZYFA_BACKEND_EMU, mem, /*fwd=*/false, fp8_tolerance(), "EmuConcurrency.Quantize");
+  expect_thread_safe_on_host(ZYFA_BACKEND_EMU, /*fwd=*/false, fp8_tolerance(), "EmuConcurrency.Quantize");
 }
 
 TEST(EmuConcurrency, QuantizeThenFwdOnOneHandleFromEightThreads) {
-  HostCallMemory mem;
-  expect_thread_safe(ZYFA_BACKEND_EMU, mem, /*fwd=*/true, fp8_tolerance(), "EmuConcurrency.QuantizeThenFwd");
+  expect_thread_safe_on_host(ZYFA_BACKEND_EMU, /*fwd=*/true, fp8_tolerance(), "EmuConcurrency.QuantizeThenFwd");
 }
 
 }  // namespace

@@ -9,25 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "bar_list.h"
 #include "emu/loader/code_object.h"
 #include "kernel_harness.h"
 
 namespace zyfa::emu::test {
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, '|'))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::vector<std::string> objdump_mnemonics(const std::string& file) {
-  std::string cmd;
-  for (const auto& part : split_list(ZYFA_EMU_OBJDUMP)) cmd += "'" + part + "' ";
-  cmd += "-d --no-show-raw-insn --no-leading-addr '" + file + "' 2>&1";
+  const std::string cmd =
+      tool_command(ZYFA_EMU_OBJDUMP, "-d --no-show-raw-insn --no-leading-addr '" + file + "' 2>&1");
   std::vector<std::string> out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return out;
@@ -46,7 +37,7 @@ std::vector<std::string> objdump_mnemonics(const std::string& file) {
 }
 
 std::vector<std::string> code_objects() {
-  std::vector<std::string> files = split_list(ZYFA_EMU_CODE_OBJECT_FILES);
+  std::vector<std::string> files = split_bar_list(ZYFA_EMU_CODE_OBJECT_FILES);
   for (const char* k : {"salu", "valu", "memory", "waitcnt", "lds", "hazards", "ds", "smem", "dispatch", "hidden"})
     files.push_back(std::string(ZYFA_EMU_TEST_KERNEL_DIR) + "/" + k + ".co");
   return files;

@@ -30,20 +30,11 @@ TEST(EmuDispatch, InitialStateOfEveryWorkItem) {
   EXPECT_EQ(r.out, two.out);
 }
 
-}  // namespace
-}  // namespace zyfa::emu::test
-
-namespace zyfa::emu::test {
-namespace {
 
 TEST(EmuDispatch, RefusesWhatItDoesNotModel) {
   TestKernels k("dispatch");
-  const auto scratch = k.run("k_scratch", 16);
-  ASSERT_FALSE(scratch.result.ok);
-  EXPECT_NE(scratch.result.error.find("scratch"), std::string::npos) << scratch.result.error;
-  const auto missing = k.run("no_such_kernel", 16);
-  ASSERT_FALSE(missing.result.ok);
-  EXPECT_NE(missing.result.error.find("no_such_kernel"), std::string::npos) << missing.result.error;
+  expect_fault(k.run("k_scratch", 16), {"scratch"});
+  expect_fault(k.run("no_such_kernel", 16), {"no_such_kernel"});
 }
 
 TEST(EmuLoader, RejectsOtherTargetsAndDamage) {
@@ -70,11 +61,6 @@ TEST(EmuLoader, RejectsOtherTargetsAndDamage) {
   EXPECT_EQ(k->kd.kernarg_size, 16u);
 }
 
-}  // namespace
-}  // namespace zyfa::emu::test
-
-namespace zyfa::emu::test {
-namespace {
 
 // Only the explicit argument (8 bytes) is given: the emulator appends the hidden block counts
 // and group sizes that the metadata lists, as the HIP runtime would.

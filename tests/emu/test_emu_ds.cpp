@@ -8,11 +8,7 @@ namespace {
 TEST(EmuDs, Forms) {
   TestKernels k("ds");
   for (uint64_t seed : {1ull, 9ull}) {
-    const auto r = k.run("k_ds", 64 * 16, {}, {}, 64, 1, seed);
-    ASSERT_TRUE(r.result.ok) << r.result.error;
-    for (uint32_t l = 0; l < 64; ++l) {
-      const uint32_t* o = &r.out[l * 16];
-      SCOPED_TRACE("lane " + std::to_string(l));
+    expect_lanes(k.run("k_ds", 64 * 16, {}, {}, 64, 1, seed), [&](uint32_t l, const uint32_t* o) {
       EXPECT_EQ(o[0], l + 100);                           // read2 offset0:64 (dwords) -> LDS[l + 64]
       EXPECT_EQ(o[1], l + 200);                           // offset1:128 -> LDS[l + 128]
       EXPECT_EQ(o[2], 4 * (l % 16));                      // b128 at 16 * (l % 16): dwords 4(l%16)..+3
@@ -24,7 +20,7 @@ TEST(EmuDs, Forms) {
       EXPECT_EQ(o[8], l ^ 1);                             // bpermute from lane ^ 1
       EXPECT_EQ(o[9], (l & ~3u) | (3 - (l & 3)));         // quad permute 3,2,1,0
       EXPECT_EQ(o[10], l ^ 16);                           // swap 16 within 32-lane halves
-    }
+    });
   }
 }
 

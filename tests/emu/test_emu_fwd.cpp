@@ -8,6 +8,7 @@
 
 #include "emu_run.h"
 #include "support/fwd_matrix.h"
+#include "support/seeded.h"
 
 namespace zyfa::test {
 namespace {
@@ -26,32 +27,16 @@ std::vector<AttnConfig> configs() {
 class Fwd : public ::testing::TestWithParam<AttnConfig> {};
 
 TEST_P(Fwd, Emu) {
-  AttnConfig c = GetParam();
-  c.seed = seed_for(c.name());
+  const AttnConfig c = seeded(GetParam());
   AttnData a = make_attn_data(c);
   const ReferenceResult ref = reference_fp64(a);
   std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
 
-  const uint64_t interleavings[3] = {1, 0xC0FFEEull, test_seed()};
   HostRun first;
-  for (int i = 0; i < 3; ++i) {
-    HostRun run = run_emu(a, interleavings[i]);
-    ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << "interleaving seed " << interleavings[i] << ": " << run.error;
-    EXPECT_TRUE(run.guard_intact(a.out_count())) << "write past the output";
-    if (!c.lse) EXPECT_TRUE(is_poison_f32(run.lse[0])) << "LSE written although not asked for";
-    if (i == 0) {
-      const CheckResult r = check_output(a, ref, run.out.data(), c.lse ? run.lse.data() : nullptr);
-      EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
-      std::printf("%s: %s\n", c.name().c_str(), r.summary().c_str());
-      first = std::move(run);
-      continue;
-    }
-    EXPECT_EQ(0, std::memcmp(first.out.data(), run.out.data(), first.out.size() * 2))
-        << "output differs between interleaving seeds " << interleavings[0] << " and " << interleavings[i];
-    if (c.lse)
-      EXPECT_EQ(0, std::memcmp(first.lse.data(), run.lse.data(), first.lse.size() * 4))
-          << "LSE differs between interleaving seeds " << interleavings[0] << " and " << interleavings[i];
-  }
+  ASSERT_NO_FATAL_FAILURE(run_emu_interleavings(a, {1, 0xC0FFEEull, test_seed()}, &first));
+  const CheckResult r = check_output(a, ref, first.out.data(), c.lse ? first.lse.data() : nullptr);
+  EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
+  std::printf("%s: %s\n", c.name().c_str(), r.summary().c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Fwd, Fwd, ::testing::ValuesIn(configs()),

@@ -57,83 +57,66 @@ std::string launched(const std::string& log) {
   return names;
 }
 
-// Runs `a` under two interleavings, checks it against the fp64 reference, the two outputs
-// bitwise equal and the launched kernel.
+// Runs `a` under two interleavings (bitwise equal, run_emu_interleavings), checks it against
+// the fp64 reference and the kernel each run launched.
 void run_and_check(AttnData& a, const std::string& name, const char* kernel) {
   const ReferenceResult ref = reference_fp64(a);
   std::printf("%s: input seed %llu\n", name.c_str(), static_cast<unsigned long long>(a.cfg.seed));
-  const uint64_t interleavings[2] = {1, test_seed()};
-  HostRun first;
-  for (int i = 0; i < 2; ++i) {
+  const EmuRunner launching = [&](AttnData& d, uint64_t interleave_seed) {
     setenv("ZYFA_EMU_STATS", "1", 1);
     ::testing::internal::CaptureStderr();
-    HostRun run = run_emu(a, interleavings[i]);
+    HostRun run = run_emu(d, interleave_seed);
     const std::string log = ::testing::internal::GetCapturedStderr();
     unsetenv("ZYFA_EMU_STATS");
-    ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << "interleaving seed " << interleavings[i] << ": " << run.error;
-    EXPECT_EQ(launched(log), kernel);
-    EXPECT_TRUE(run.guard_intact(a.out_count())) << "write past the output";
-    if (i == 0) {
-      const CheckResult r = check_output(a, ref, run.out.data(), a.cfg.lse ? run.lse.data() : nullptr);
-      EXPECT_TRUE(r.ok()) << name << " seed " << a.cfg.seed << ": " << r.summary();
-      std::printf("%s: %s\n", name.c_str(), r.summary().c_str());
-      first = std::move(run);
-      continue;
-    }
-    EXPECT_EQ(0, std::memcmp(first.out.data(), run.out.data(), first.out.size() * 2))
-        << "output differs between interleaving seeds " << interleavings[0] << " and " << interleavings[i];
-    if (a.cfg.lse)
-      EXPECT_EQ(0, std::memcmp(first.lse.data(), run.lse.data(), first.lse.size() * 4))
-          << "LSE differs between interleaving seeds " << interleavings[0] << " and " << interleavings[i];
-  }
+    EXPECT_EQ(launched(log), kernel) << "interleaving seed " << interleave_seed;
+    return run;
+  };
+  HostRun first;
+  ASSERT_NO_FATAL_FAILURE(run_emu_interleavings(a, {1, test_seed()}, &first, launching));
+  const CheckResult r = check_output(a, ref, first.out.data(), a.cfg.lse ? first.lse.data() : nullptr);
+  EXPECT_TRUE(r.ok()) << name << " seed " << a.cfg.seed << ": " << r.summary();
+  std::printf("%s: %s\n", name.c_str(), r.summary().c_str());
 }
 
-AttnData data_for(AttnConfig c, const std::string& name) {
+// Inputs for `c` seeded by the test's name ("Suite_Test"), V rows padded by `pad` elements
+// (0: none), run and checked with `kernel` expected to be the one launched.
+void check_route(AttnConfig c, int64_t pad, const char* kernel) {
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string name = std::string(t->test_suite_name()) + "_" + t->name();
   c.seed = seed_for(name);
-  return make_attn_data(c);
+  AttnData a = make_attn_data(c);
+  if (pad != 0) pad_v_rows(a, pad);
+  run_and_check(a, name, kernel);
 }
 
 // V rows 8 bytes past a multiple of 16: the baseline kernel. GQA 4:2, a tail tile; std 0.1
 // and std 1 (peaked rows, the rescale taken and skipped).
 TEST(EmuBf16D128Routes, BaselineForUnalignedVRows) {
-  const std::string name = "EmuBf16D128Routes_BaselineForUnalignedVRows";
-  AttnData a = data_for(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 4, 2, 300), name);
-  pad_v_rows(a, 4);
-  run_and_check(a, name, kBaseline);
+  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 4, 2, 300), 4, kBaseline);
 }
 
 TEST(EmuBf16D128Routes, BaselineForUnalignedVRowsStd1) {
-  const std::string name = "EmuBf16D128Routes_BaselineForUnalignedVRowsStd1";
-  AttnData a = data_for(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), name);
-  pad_v_rows(a, 12);
-  run_and_check(a, name, kBaseline);
+  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 12, kBaseline);
 }
 
 // Padding by whole 16-byte chunks keeps the ping-pong kernel (the routing is by alignment,
 // not by padding).
 TEST(EmuBf16D128Routes, PingPongForAlignedPaddedVRows) {
-  const std::string name = "EmuBf16D128Routes_PingPongForAlignedPaddedVRows";
-  AttnData a = data_for(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300), name);
-  pad_v_rows(a, 8);
-  run_and_check(a, name, kPingPong);
+  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300), 8, kPingPong);
 }
 
 // A negative softmax scale (folded into Q by the kernel): std 1 inputs, so that the sign
 // decides which keys dominate; GQA, a tail tile, LSE checked.
 TEST(EmuBf16D128Routes, PingPongNegativeScale) {
-  const std::string name = "EmuBf16D128Routes_PingPongNegativeScale";
   AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 128, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0);
   c.softmax_scale = -0.09f;
-  AttnData a = data_for(c, name);
-  run_and_check(a, name, kPingPong);
+  check_route(c, 0, kPingPong);
 }
 
 TEST(EmuBf16D128Routes, PingPongNegativeScaleRising) {
-  const std::string name = "EmuBf16D128Routes_PingPongNegativeScaleRising";
   AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300).with(Inputs::RISING);
   c.softmax_scale = -0.125f;
-  AttnData a = data_for(c, name);
-  run_and_check(a, name, kPingPong);
+  check_route(c, 0, kPingPong);
 }
 
 }  // namespace

@@ -12,19 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "bar_list.h"
 #include "emu/core/decoder.h"
 
 namespace zyfa::emu {
 namespace {
-
-std::vector<std::string> split_bar(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, '|'))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 struct Probe {
   Encoding enc;
@@ -110,8 +102,7 @@ std::string hex_line(const std::vector<uint32_t>& words) {
 }
 
 TEST(EmuOpcodeTable, EveryEntryConfirmedByLlvmMc) {
-  std::string cmd;
-  for (const auto& part : split_bar(ZYFA_EMU_LLVM_MC)) cmd += "'" + part + "' ";
+  const std::string cmd = test::tool_command(ZYFA_EMU_LLVM_MC, "");
   const std::string in_file = std::string(ZYFA_EMU_SCRATCH_DIR) + "/opcode_probe.txt";
   int checked = 0;
   for (const Probe& probe : probes()) {

@@ -4,6 +4,7 @@
 // the rule, the count given and the count LLVM asks for. Fewer still faults under both.
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "emu/emulator.h"
 #include "kernel_harness.h"
@@ -12,6 +13,40 @@ namespace zyfa::emu::test {
 namespace {
 
 const uint32_t kBlock[3] = {64, 1, 1};
+
+// One workgroup of `kernel` under `rules`, `words` output words.
+TestKernels::Run run_one(const TestKernels& k, const char* kernel, RuleSet rules, size_t words = 64 * 16) {
+  const uint32_t grid[3] = {1, 1, 1};
+  return k.run3(kernel, words, {}, {}, kBlock, grid, 1, 1, rules);
+}
+
+// `kernel` stops under the strict rule set with `strict_error` and runs to the end under the
+// hardware one, whose run is returned.
+TestKernels::Run strict_faults_hardware_runs(const TestKernels& k, const char* kernel, const char* strict_error) {
+  expect_fault(run_one(k, kernel, RuleSet::kStrict), {strict_error});
+  TestKernels::Run hw = run_one(k, kernel, RuleSet::kHardware);
+  EXPECT_TRUE(hw.result.ok) << hw.result.error;
+  return hw;
+}
+
+// A warning of the hardware rule set: its rule, the instruction (part of its text), the wait
+// states given and required, how many times, and what its one-line text must name.
+struct WantWarning {
+  const char* rule;
+  const char* instruction;
+  int given, required;
+  uint64_t count;
+  std::vector<std::string> text;
+};
+
+void expect_warning(const RuleWarning& w, const WantWarning& want) {
+  EXPECT_EQ(w.rule, want.rule);
+  EXPECT_NE(w.instruction.find(want.instruction), std::string::npos) << w.instruction;
+  EXPECT_EQ(w.given, want.given);
+  EXPECT_EQ(w.required, want.required);
+  EXPECT_EQ(w.count, want.count);
+  for (const std::string& part : want.text) EXPECT_NE(w.text.find(part), std::string::npos) << w.text;
+}
 
 std::vector<uint32_t> lds_input() {
   std::vector<uint32_t> in(256);
@@ -37,91 +72,62 @@ TEST(EmuRuleSets, M0WriteRightBeforeLoadToLds) {
   EXPECT_EQ(hw.out, full.out);
   // Two loads to LDS, each issued short by each of the 3 workgroups' one wave.
   ASSERT_EQ(hw.result.warnings.size(), 2u);
-  for (const RuleWarning& w : hw.result.warnings) {
-    EXPECT_EQ(w.rule, "m0-lds-dma");
-    EXPECT_EQ(w.given, 0);
-    EXPECT_EQ(w.required, 1);
-    EXPECT_EQ(w.count, 3u);
-    EXPECT_NE(w.instruction.find("global_load_lds"), std::string::npos) << w.instruction;
-    EXPECT_NE(w.text.find("m0-lds-dma"), std::string::npos) << w.text;
-    EXPECT_NE(w.text.find("0 wait state(s) given, LLVM asks for 1"), std::string::npos) << w.text;
-    EXPECT_NE(w.text.find("checkReadM0Hazards"), std::string::npos) << w.text;
-  }
+  for (const RuleWarning& w : hw.result.warnings)
+    expect_warning(w, {"m0-lds-dma", "global_load_lds", 0, 1, 3,
+                       {"m0-lds-dma", "0 wait state(s) given, LLVM asks for 1", "checkReadM0Hazards"}});
   EXPECT_LT(hw.result.warnings[0].pc, hw.result.warnings[1].pc);
 }
 
 TEST(EmuRuleSets, ValuSgprReadOneWaitState) {
   TestKernels k("rule_sets");
-  const uint32_t grid[3] = {1, 1, 1};
-  const auto strict = k.run3("k_vcc_read_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kStrict);
-  ASSERT_FALSE(strict.result.ok);
-  EXPECT_NE(strict.result.error.find("vcc_lo read by a VALU 1 wait state(s) after a VALU wrote it (needs 2)"),
-            std::string::npos) << strict.result.error;
-
-  const auto hw = k.run3("k_vcc_read_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kHardware);
-  ASSERT_TRUE(hw.result.ok) << hw.result.error;
+  const auto hw = strict_faults_hardware_runs(
+      k, "k_vcc_read_one_wait", "vcc_lo read by a VALU 1 wait state(s) after a VALU wrote it (needs 2)");
+  ASSERT_TRUE(hw.result.ok);
   for (uint32_t l = 0; l < 64; ++l) EXPECT_EQ(hw.out[l * 16], l < 10 ? 1u : 0u) << "lane " << l;
+  // VCC is two SGPRs read by one instruction: one warning, counted once.
   ASSERT_EQ(hw.result.warnings.size(), 1u);
-  const RuleWarning& w = hw.result.warnings[0];
-  EXPECT_EQ(w.rule, "valu-sgpr-valu-read");
-  EXPECT_NE(w.instruction.find("v_cndmask_b32"), std::string::npos) << w.instruction;
-  EXPECT_EQ(w.given, 1);
-  EXPECT_EQ(w.required, 2);
-  EXPECT_EQ(w.count, 1u);  // VCC is two SGPRs read by one instruction: one warning
-  EXPECT_NE(w.text.find("1 wait state(s) given, LLVM asks for 2"), std::string::npos) << w.text;
+  expect_warning(hw.result.warnings[0],
+                 {"valu-sgpr-valu-read", "v_cndmask_b32", 1, 2, 1, {"1 wait state(s) given, LLVM asks for 2"}});
 }
 
 TEST(EmuRuleSets, FewerWaitStatesThanAmdsCodeFaultUnderBoth) {
   TestKernels k("rule_sets");
-  const uint32_t grid[3] = {1, 1, 1};
   for (RuleSet rules : {RuleSet::kStrict, RuleSet::kHardware}) {
-    const auto r = k.run3("k_vcc_read_no_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, rules);
-    ASSERT_FALSE(r.result.ok) << rule_set_name(rules);
-    EXPECT_NE(r.result.error.find("vcc_lo read by a VALU 0 wait state(s)"), std::string::npos) << r.result.error;
+    SCOPED_TRACE(::testing::Message() << rule_set_name(rules));
+    expect_fault(run_one(k, "k_vcc_read_no_wait", rules),
+                 {"vcc_lo read by a VALU 0 wait state(s)"});
   }
 }
 
 TEST(EmuRuleSets, PermlaneSwapAfterSwapOneWaitState) {
   TestKernels k("rule_sets");
-  const uint32_t grid[3] = {1, 1, 1};
-  const auto strict = k.run3("k_swap_after_swap_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kStrict);
-  ASSERT_FALSE(strict.result.ok);
-  EXPECT_NE(strict.result.error.find("permlane swap reads v2 1 wait state(s) after the permlane swap that wrote it "
-                                    "(needs 2)"),
-            std::string::npos) << strict.result.error;
-
-  const auto hw = k.run3("k_swap_after_swap_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kHardware);
-  ASSERT_TRUE(hw.result.ok) << hw.result.error;
-  const auto full = k.run3("k_swap_after_swap_two_waits", 64 * 16, {}, {}, kBlock, grid, 1, 1, RuleSet::kStrict);
+  const auto hw = strict_faults_hardware_runs(
+      k, "k_swap_after_swap_one_wait",
+      "permlane swap reads v2 1 wait state(s) after the permlane swap that wrote it (needs 2)");
+  ASSERT_TRUE(hw.result.ok);
+  const auto full = run_one(k, "k_swap_after_swap_two_waits", RuleSet::kStrict);
   ASSERT_TRUE(full.result.ok) << full.result.error;
   EXPECT_EQ(hw.out, full.out);
   // Both operands were written by the first swap: one warning, one time.
   ASSERT_EQ(hw.result.warnings.size(), 1u);
-  const RuleWarning& w = hw.result.warnings[0];
-  EXPECT_EQ(w.rule, "permlane-swap-after-swap");
-  EXPECT_NE(w.instruction.find("v_permlane16_swap"), std::string::npos) << w.instruction;
-  EXPECT_EQ(w.given, 1);
-  EXPECT_EQ(w.required, 2);
-  EXPECT_EQ(w.count, 1u);
-  EXPECT_NE(w.text.find("checkPermlaneHazards"), std::string::npos) << w.text;
+  expect_warning(hw.result.warnings[0],
+                 {"permlane-swap-after-swap", "v_permlane16_swap", 1, 2, 1, {"checkPermlaneHazards"}});
 
   // After an ordinary VALU write the rule is not relaxed.
   for (RuleSet rules : {RuleSet::kStrict, RuleSet::kHardware}) {
-    const auto r = k.run3("k_swap_after_valu_one_wait", 16, {}, {}, kBlock, grid, 1, 1, rules);
-    ASSERT_FALSE(r.result.ok) << rule_set_name(rules);
-    EXPECT_NE(r.result.error.find("reads v3 less than 2 wait states after a VALU wrote it"), std::string::npos)
-        << r.result.error;
+    SCOPED_TRACE(::testing::Message() << rule_set_name(rules));
+    expect_fault(run_one(k, "k_swap_after_valu_one_wait", rules, 16),
+                 {"reads v3 less than 2 wait states after a VALU wrote it"});
   }
 }
 
 // The default comes from ZYFA_EMU_RULES; an explicit option wins; a bad value is refused by name.
 TEST(EmuRuleSets, EnvironmentVariable) {
   TestKernels k("rule_sets");
-  const uint32_t grid[3] = {1, 1, 1};
   const char* saved = std::getenv("ZYFA_EMU_RULES");
   const std::string old = saved ? saved : "";
   auto run = [&](RuleSet rules) {
-    return k.run3("k_vcc_read_one_wait", 64 * 16, {}, {}, kBlock, grid, 1, 1, rules).result;
+    return run_one(k, "k_vcc_read_one_wait", rules).result;
   };
   unsetenv("ZYFA_EMU_RULES");
   EXPECT_FALSE(run(RuleSet::kDefault).ok);

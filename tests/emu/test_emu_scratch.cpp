@@ -35,17 +35,12 @@ TEST(EmuScratch, InterleavedLayoutAndPrivateBufferAccess) {
 
 TEST(EmuScratch, AccessBeyondThePrivateSegmentFaults) {
   TestKernels k("scratch");
-  const auto r = k.run("k_scratch_oob", 16);
-  ASSERT_FALSE(r.result.ok);
-  EXPECT_NE(r.result.error.find("beyond the kernel's 16-byte private segment"), std::string::npos) << r.result.error;
-  EXPECT_NE(r.result.error.find("offset 0x10"), std::string::npos) << r.result.error;
+  expect_fault(k.run("k_scratch_oob", 16), {"beyond the kernel's 16-byte private segment", "offset 0x10"});
 }
 
 TEST(EmuScratch, UnalignedDwordFaults) {
   TestKernels k("scratch");
-  const auto r = k.run("k_scratch_unaligned", 16);
-  ASSERT_FALSE(r.result.ok);
-  EXPECT_NE(r.result.error.find("unaligned private offset 0x2"), std::string::npos) << r.result.error;
+  expect_fault(k.run("k_scratch_unaligned", 16), {"unaligned private offset 0x2"});
 }
 
 }  // namespace

@@ -73,13 +73,9 @@ TEST(EmuSwizzle, KernelLoadsStoresAndLoadsToLds) {
 TEST(EmuSwizzle, UndefinedAccessesAreRefused) {
   TestKernels k("swizzle");
   const std::vector<uint32_t> args = {0x80100000u, 0x00020000u, 150, 0, 0x00E00000u, 300};
-  const auto wide = k.run("k_buffer_swizzle_wide", 16, std::vector<uint32_t>(1024, 1), args);
-  ASSERT_FALSE(wide.result.ok);
-  EXPECT_NE(wide.result.error.find("2-dword access through a swizzled buffer resource"), std::string::npos)
-      << wide.result.error;
-  const auto unaligned = k.run("k_buffer_swizzle_unaligned", 16, std::vector<uint32_t>(1024, 1), args);
-  ASSERT_FALSE(unaligned.result.ok);
-  EXPECT_NE(unaligned.result.error.find("dword aligned"), std::string::npos) << unaligned.result.error;
+  expect_fault(k.run("k_buffer_swizzle_wide", 16, std::vector<uint32_t>(1024, 1), args),
+               {"2-dword access through a swizzled buffer resource"});
+  expect_fault(k.run("k_buffer_swizzle_unaligned", 16, std::vector<uint32_t>(1024, 1), args), {"dword aligned"});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "emu_run.h"
 #include "support/fwd_matrix.h"
+#include "support/seeded.h"
 #include "support/unseen_garbage.h"
 
 namespace zyfa::test {
@@ -17,17 +18,10 @@ std::vector<AttnConfig> configs() { return unseen_nan_matrix(200, 2, 1); }
 class UnseenNan : public ::testing::TestWithParam<AttnConfig> {};
 
 TEST_P(UnseenNan, Emu) {
-  AttnConfig c = GetParam();
-  c.seed = seed_for("UnseenNan/" + c.name());
+  const AttnConfig c = seeded(GetParam(), "UnseenNan/");
   const uint64_t interleave = test_seed();
   // Cut 150: rows 128-149 share the diagonal blocks of a wave's 32 rows with 150-159.
-  expect_unseen_rows_unchanged(make_attn_data(c), 150, [&](AttnData& a, auto* out, auto* lse) {
-    HostRun run = run_emu(a, interleave);
-    ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
-    EXPECT_TRUE(run.guard_intact(a.out_count())) << "write past the output";
-    *out = std::move(run.out);
-    *lse = std::move(run.lse);
-  });
+  expect_unseen_rows_unchanged_on_host(make_attn_data(c), 150, [&](AttnData& a) { return run_emu(a, interleave); });
 }
 
 INSTANTIATE_TEST_SUITE_P(UnseenNan, UnseenNan, ::testing::ValuesIn(configs()),

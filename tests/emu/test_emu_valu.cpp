@@ -7,11 +7,7 @@ namespace {
 
 TEST(EmuValu, HandWorkedCases) {
   TestKernels k("valu");
-  const auto r = k.run("k_valu", 64 * 16);
-  ASSERT_TRUE(r.result.ok) << r.result.error;
-  for (uint32_t lane = 0; lane < 64; ++lane) {
-    const uint32_t* o = &r.out[lane * 16];
-    SCOPED_TRACE("lane " + std::to_string(lane));
+  expect_lanes(k.run("k_valu", 64 * 16), [&](uint32_t lane, const uint32_t* o) {
     EXPECT_EQ(o[0], lane - 1);                         // 0xffffffff + lane (mod 2^32)
     EXPECT_EQ(o[1], lane >= 1 ? 1u : 0u);              // carry out
     EXPECT_EQ(o[2], lane >= 1 ? 1u : 0u);              // 0 + 0 + carry in
@@ -28,7 +24,7 @@ TEST(EmuValu, HandWorkedCases) {
     EXPECT_EQ(o[13], 5u);
     EXPECT_EQ(o[14], f2u(-4.0f));
     EXPECT_EQ(o[15], 4u);                              // trunc(2.5) + rndne(2.5) = 2 + 2
-  }
+  });
 }
 
 // Bit i of the result is bit (a_i << 2 | b_i << 1 | c_i) of the 8-bit table (ISA BITOP3).
@@ -52,17 +48,11 @@ TEST(EmuValu, Bitop3TruthTables) {
 
 TEST(EmuValu, ExecMasksLanes) {
   TestKernels k("valu");
-  const auto r = k.run("k_valu_exec", 64 * 16);
-  ASSERT_TRUE(r.result.ok) << r.result.error;
-  for (uint32_t lane = 0; lane < 64; ++lane)
-    EXPECT_EQ(r.out[lane * 16], lane % 2 == 0 ? 100 + lane : 0xDEADBEEFu) << "lane " << lane;
+  expect_lanes(k.run("k_valu_exec", 64 * 16), [&](uint32_t lane, const uint32_t* o) {
+    EXPECT_EQ(o[0], lane % 2 == 0 ? 100 + lane : 0xDEADBEEFu);
+  });
 }
 
-}  // namespace
-}  // namespace zyfa::emu::test
-
-namespace zyfa::emu::test {
-namespace {
 
 // gfx940+ hazards without interlocks (GCNHazardRecognizer checkVALUHazards): a VALU reading
 // an SGPR/VCC a VALU wrote needs 2 wait states; a VALU overwriting the data of a > 64-bit
@@ -71,9 +61,7 @@ TEST(EmuValu, VccReadAfterValuWrite) {
   TestKernels k("valu");
   const auto ok = k.run("k_vcc_read_ok", 64 * 16);
   EXPECT_TRUE(ok.result.ok) << ok.result.error;
-  const auto bad = k.run("k_vcc_read_short", 64 * 16);
-  ASSERT_FALSE(bad.result.ok);
-  EXPECT_NE(bad.result.error.find("vcc_lo read by a VALU"), std::string::npos) << bad.result.error;
+  expect_fault(k.run("k_vcc_read_short", 64 * 16), {"vcc_lo read by a VALU"});
 }
 
 TEST(EmuValu, WideStoreDataOverwrite) {
@@ -81,24 +69,13 @@ TEST(EmuValu, WideStoreDataOverwrite) {
   const auto ok = k.run("k_store_data_ok", 64 * 16);
   ASSERT_TRUE(ok.result.ok) << ok.result.error;
   for (uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(ok.out[lane * 16 + 1], 2u) << lane;  // data read at issue
-  const auto bad = k.run("k_store_data_short", 64 * 16);
-  ASSERT_FALSE(bad.result.ok);
-  EXPECT_NE(bad.result.error.find("store-data hazard"), std::string::npos) << bad.result.error;
+  expect_fault(k.run("k_store_data_short", 64 * 16), {"store-data hazard"});
 }
 
-}  // namespace
-}  // namespace zyfa::emu::test
-
-namespace zyfa::emu::test {
-namespace {
 
 TEST(EmuValu, ConversionOperandSelects) {
   TestKernels k("valu");
-  const auto r = k.run("k_cvt", 64 * 16);
-  ASSERT_TRUE(r.result.ok) << r.result.error;
-  for (uint32_t lane = 0; lane < 64; ++lane) {
-    const uint32_t* o = &r.out[lane * 16];
-    SCOPED_TRACE("lane " + std::to_string(lane));
+  expect_lanes(k.run("k_cvt", 64 * 16), [&](uint32_t, const uint32_t* o) {
     EXPECT_EQ(o[0], 0xc0385678u);  // e4m3(1.0) = 0x38, e4m3(-2.0) = 0xc0 into the high word
     EXPECT_EQ(o[1], f2u(-2.0f));   // byte 3 back to f32
     EXPECT_EQ(o[2], 0x40003f80u);  // bf16(2.0) : bf16(1.0)
@@ -107,14 +84,9 @@ TEST(EmuValu, ConversionOperandSelects) {
     EXPECT_EQ(o[5], f2u(12.0f));   // op_sel: low = src0.hi * src1.lo = 3 * 4
     EXPECT_EQ(o[6], f2u(10.0f));   // op_sel_hi: high = src0.lo * src1.hi = 2 * 5
     EXPECT_EQ(o[7], 0x34cc3c00u);  // f16(1.0) : f16(0.3) toward zero (0x34cc; nearest would be 0x34cd)
-  }
+  });
 }
 
-}  // namespace
-}  // namespace zyfa::emu::test
-
-namespace zyfa::emu::test {
-namespace {
 
 // MODE.FP16_OVFL comes from the kernel descriptor: without it an out-of-range FP8 conversion
 // gives NaN (0x7f), with it the largest finite value (448 = 0x7e).

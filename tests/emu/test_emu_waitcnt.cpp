@@ -1,6 +1,8 @@
 // s_waitcnt and LDS: results of loads land late and randomly; reading (or overwriting) a
 // register before the wait that covers its load stops the kernel, whatever the seed; LDS
 // writes another wave must see need a wait before the barrier.
+#include <functional>
+
 #include "kernel_harness.h"
 
 namespace zyfa::emu::test {
@@ -12,12 +14,11 @@ std::vector<uint32_t> triple(size_t n) {
   return v;
 }
 
-void expect_fault(const char* kernel, const char* words, uint32_t lds_block = 64) {
+void expect_fault_seeds(const char* kernel, const char* words, uint32_t lds_block = 64) {
   TestKernels k("waitcnt");
   for (uint64_t seed : {1ull, 2ull, 3ull, 0xABCDEFull}) {
-    const auto r = k.run(kernel, 64 * 16, triple(128), {}, lds_block, 1, seed);
-    ASSERT_FALSE(r.result.ok) << kernel << " seed " << seed << " ran without a fault";
-    EXPECT_NE(r.result.error.find(words), std::string::npos) << r.result.error;
+    SCOPED_TRACE(::testing::Message() << kernel << " seed " << seed);
+    expect_fault(k.run(kernel, 64 * 16, triple(128), {}, lds_block, 1, seed), {words});
   }
 }
 
@@ -30,52 +31,55 @@ TEST(EmuWaitcnt, WaitedLoadsAreCorrect) {
   }
 }
 
-TEST(EmuWaitcnt, ReadBeforeVmcntFaults) { expect_fault("k_vm_nowait", "still in flight"); }
+TEST(EmuWaitcnt, ReadBeforeVmcntFaults) { expect_fault_seeds("k_vm_nowait", "still in flight"); }
 
 TEST(EmuWaitcnt, VmcntOneCoversTheOlderLoadOnly) {
   TestKernels k("waitcnt");
   const auto ok = k.run("k_vm_partial_ok", 64 * 16, triple(128));
   ASSERT_TRUE(ok.result.ok) << ok.result.error;
   for (uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(ok.out[lane * 16], 3 * lane + 1);
-  expect_fault("k_vm_partial_bad", "still in flight");
+  expect_fault_seeds("k_vm_partial_bad", "still in flight");
 }
 
-TEST(EmuWaitcnt, OverwriteOfLoadDestinationFaults) { expect_fault("k_vm_overwrite", "overwrite of v2"); }
+TEST(EmuWaitcnt, OverwriteOfLoadDestinationFaults) { expect_fault_seeds("k_vm_overwrite", "overwrite of v2"); }
 
-TEST(EmuWaitcnt, ScalarLoadNeedsLgkmcnt) { expect_fault("k_smem_nowait", "read of s20"); }
+TEST(EmuWaitcnt, ScalarLoadNeedsLgkmcnt) { expect_fault_seeds("k_smem_nowait", "read of s20"); }
 
-TEST(EmuWaitcnt, LdsReadNeedsLgkmcnt) { expect_fault("k_lds_nowait", "read of v6"); }
+TEST(EmuWaitcnt, LdsReadNeedsLgkmcnt) { expect_fault_seeds("k_lds_nowait", "read of v6"); }
 
 // SMEM returns out of order, so lgkmcnt(N > 0) guarantees no scalar load: using one after it
 // faults for every seed, not only for the return orders a seed happens to draw.
 void expect_fault_every_seed(const char* kernel, const char* words) {
   TestKernels k("waitcnt");
   for (uint64_t seed = 1; seed <= 32; ++seed) {
+    SCOPED_TRACE(::testing::Message() << kernel << " seed " << seed);
+    expect_fault(k.run(kernel, 64 * 16, triple(128), {}, 64, 1, seed), {words});
+  }
+}
+
+// The waited form runs to the end for seeds 1..8, with out[lane * 16] == want(lane) when
+// `want` is given.
+void expect_ok_every_seed(const char* kernel, const std::function<uint32_t(uint32_t)>& want) {
+  TestKernels k("waitcnt");
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(::testing::Message() << kernel << " seed " << seed);
     const auto r = k.run(kernel, 64 * 16, triple(128), {}, 64, 1, seed);
-    ASSERT_FALSE(r.result.ok) << kernel << " seed " << seed << " ran without a fault";
-    EXPECT_NE(r.result.error.find(words), std::string::npos) << r.result.error;
+    ASSERT_TRUE(r.result.ok) << r.result.error;
+    if (!want) continue;
+    for (uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(r.out[lane * 16], want(lane)) << "lane " << lane;
   }
 }
 
 TEST(EmuWaitcnt, ScalarLoadsReturnOutOfOrder) {
   expect_fault_every_seed("k_smem_two_partial", "read of s20");
-  TestKernels k("waitcnt");
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
-    const auto r = k.run("k_smem_two_full", 64 * 16, triple(128), {}, 64, 1, seed);
-    EXPECT_TRUE(r.result.ok) << "seed " << seed << ": " << r.result.error;
-  }
+  expect_ok_every_seed("k_smem_two_full", nullptr);
 }
 
 // LDS and SMEM share lgkmcnt: an LDS read is guaranteed by lgkmcnt(N) only when N younger LDS
 // operations are outstanding, never because a scalar load might have returned first.
 TEST(EmuWaitcnt, LdsBehindScalarLoadNeedsLgkmcntZero) {
   expect_fault_every_seed("k_lds_then_smem_partial", "read of v6");
-  TestKernels k("waitcnt");
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
-    const auto r = k.run("k_lds_smem_lds_older_ok", 64 * 16, triple(128), {}, 64, 1, seed);
-    ASSERT_TRUE(r.result.ok) << "seed " << seed << ": " << r.result.error;
-    for (uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(r.out[lane * 16], 7 + lane);
-  }
+  expect_ok_every_seed("k_lds_smem_lds_older_ok", [](uint32_t lane) { return 7 + lane; });
 }
 
 TEST(EmuWaitcnt, LdsSameWaveInOrder) {
@@ -100,10 +104,9 @@ TEST(EmuLds, ExchangeAcrossWavesWithBarrier) {
 TEST(EmuLds, MissingWaitBeforeBarrierFaultsForEverySeed) {
   TestKernels k("lds");
   for (uint64_t seed = 1; seed <= 16; ++seed) {
-    const auto r = k.run("k_lds_exchange_late_wait", 256 * 16, {}, {}, 256, 1, seed);
-    ASSERT_FALSE(r.result.ok) << "seed " << seed;
-    EXPECT_NE(r.result.error.find("missing s_waitcnt before s_barrier"), std::string::npos) << r.result.error;
-    EXPECT_NE(r.result.error.find("LDS bytes"), std::string::npos) << r.result.error;
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    expect_fault(k.run("k_lds_exchange_late_wait", 256 * 16, {}, {}, 256, 1, seed),
+                 {"missing s_waitcnt before s_barrier", "LDS bytes"});
   }
 }
 
@@ -115,10 +118,9 @@ TEST(EmuLds, MissingStoreWaitBeforeBarrierFaultsForEverySeed) {
     const auto ok = k.run("k_global_exchange", 256 * 16 + 256, {}, {}, 256, 1, seed);
     ASSERT_TRUE(ok.result.ok) << ok.result.error;
     for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(ok.out[t * 16], (t + 64) % 256) << "work-item " << t;
-    const auto bad = k.run("k_global_exchange_late_wait", 256 * 16 + 256, {}, {}, 256, 1, seed);
-    ASSERT_FALSE(bad.result.ok) << "seed " << seed;
-    EXPECT_NE(bad.result.error.find("global memory bytes"), std::string::npos) << bad.result.error;
-    EXPECT_NE(bad.result.error.find("missing s_waitcnt before s_barrier"), std::string::npos) << bad.result.error;
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    expect_fault(k.run("k_global_exchange_late_wait", 256 * 16 + 256, {}, {}, 256, 1, seed),
+                 {"global memory bytes", "missing s_waitcnt before s_barrier"});
   }
 }
 
@@ -130,10 +132,9 @@ TEST(EmuLds, UnwaitedReadOvertakenByWriteAfterBarrierFaultsForEverySeed) {
     const auto ok = k.run("k_lds_war", 256 * 16, {}, {}, 256, 1, seed);
     ASSERT_TRUE(ok.result.ok) << ok.result.error;
     for (uint32_t t = 0; t < 256; ++t) EXPECT_EQ(ok.out[t * 16], (t + 64) % 256) << "work-item " << t;
-    const auto bad = k.run("k_lds_war_late_wait", 256 * 16, {}, {}, 256, 1, seed);
-    ASSERT_FALSE(bad.result.ok) << "seed " << seed;
-    EXPECT_NE(bad.result.error.find("this write after the barrier may overtake that read"), std::string::npos)
-        << bad.result.error;
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    expect_fault(k.run("k_lds_war_late_wait", 256 * 16, {}, {}, 256, 1, seed),
+                 {"this write after the barrier may overtake that read"});
   }
 }
 
@@ -156,9 +157,8 @@ TEST(EmuLds, RaceBetweenWavesFaultsForEverySeed) {
   TestKernels k("lds");
   for (const char* kernel : {"k_lds_race_raw", "k_lds_race_waw", "k_lds_race_war", "k_lds_race_bytes"}) {
     for (uint64_t seed = 1; seed <= 16; ++seed) {
-      const auto r = k.run(kernel, 256 * 16, {}, {}, 256, 1, seed);
-      ASSERT_FALSE(r.result.ok) << kernel << " seed " << seed << " ran without a fault";
-      EXPECT_NE(r.result.error.find("LDS race"), std::string::npos) << r.result.error;
+      SCOPED_TRACE(::testing::Message() << kernel << " seed " << seed);
+      expect_fault(k.run(kernel, 256 * 16, {}, {}, 256, 1, seed), {"LDS race"});
     }
   }
 }

@@ -3,9 +3,7 @@
 .include "common.inc"
 
 KERNEL_BEGIN k_ds
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0                 // byte address lane * 4
   ds_write_b32 v1, v0                     // LDS[lane] = lane
   v_add_u32 v2, 100, v0

@@ -18,6 +18,17 @@
   s_nop 4
 .endm
 
+// v[12:15] = 0 (VALU-written, with the 2 wait states an MFMA read needs), then a 4-pass MFMA
+// in flight that reads them as SrcC.
+.macro MFMA_SRCC_ZERO
+  v_mov_b32 v12, 0
+  v_mov_b32 v13, 0
+  v_mov_b32 v14, 0
+  v_mov_b32 v15, 0
+  s_nop 1
+  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
+.endm
+
 // MFMA result read by v_accvgpr_read: 4 passes need 8 wait states.
 .macro MFMA4_READ nops
   SETUP_AB
@@ -27,12 +38,7 @@
   STORE_V 0, v10
   s_waitcnt vmcnt(0)
 .endm
-KERNEL_BEGIN k_mfma4_read_ok
-  MFMA4_READ 7
-KERNEL_END k_mfma4_read_ok, 64, 16
-KERNEL_BEGIN k_mfma4_read_short
-  MFMA4_READ 6
-KERNEL_END k_mfma4_read_short, 64, 16
+OK_AND_SHORT k_mfma4_read, MFMA4_READ, 7, 6, 64, 16
 
 // 8 passes (32x32x16 bf16) need 12 wait states (s_nop 7 + s_nop 3 = 12).
 .macro MFMA8_READ last_nop
@@ -44,12 +50,7 @@ KERNEL_END k_mfma4_read_short, 64, 16
   STORE_V 0, v10
   s_waitcnt vmcnt(0)
 .endm
-KERNEL_BEGIN k_mfma8_read_ok
-  MFMA8_READ 3
-KERNEL_END k_mfma8_read_ok, 64, 16
-KERNEL_BEGIN k_mfma8_read_short
-  MFMA8_READ 2
-KERNEL_END k_mfma8_read_short, 64, 16
+OK_AND_SHORT k_mfma8_read, MFMA8_READ, 3, 2, 64, 16
 
 // Accumulation chain on the same SrcC: no wait states needed; result 32 + 32 = 64.
 KERNEL_BEGIN k_mfma_chain
@@ -63,78 +64,44 @@ KERNEL_BEGIN k_mfma_chain
 KERNEL_END k_mfma_chain, 64, 16
 
 // SrcC overlapping, not the same registers: 4 passes need 6 wait states.
-KERNEL_BEGIN k_mfma_overlap_ok
+.macro MFMA_OVERLAP n
   SETUP_AB
   v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
-  s_nop 5
+  s_nop \n
   v_mfma_f32_16x16x32_bf16 a[4:7], v[2:5], v[6:9], a[2:5]
   s_nop 7
-KERNEL_END k_mfma_overlap_ok, 64, 16
-KERNEL_BEGIN k_mfma_overlap_short
-  SETUP_AB
-  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
-  s_nop 4
-  v_mfma_f32_16x16x32_bf16 a[4:7], v[2:5], v[6:9], a[2:5]
-  s_nop 7
-KERNEL_END k_mfma_overlap_short, 64, 16
+.endm
+OK_AND_SHORT k_mfma_overlap, MFMA_OVERLAP, 5, 4, 64, 16
 
 // VALU writes a VGPR, then an MFMA reads it: 2 wait states.
-KERNEL_BEGIN k_valu_mfma_ok
+.macro VALU_MFMA n
   SETUP_AB
   v_mov_b32 v9, 0x3f803f80
-  s_nop 1
+  s_nop \n
   v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
   s_nop 7
-KERNEL_END k_valu_mfma_ok, 64, 16
-KERNEL_BEGIN k_valu_mfma_short
-  SETUP_AB
-  v_mov_b32 v9, 0x3f803f80
-  s_nop 0
-  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
-  s_nop 7
-KERNEL_END k_valu_mfma_short, 64, 16
+.endm
+OK_AND_SHORT k_valu_mfma, VALU_MFMA, 1, 0, 64, 16
 
 // VALU overwrites a VGPR an in-flight 4-pass MFMA reads as SrcC: 3 wait states (WAR).
-KERNEL_BEGIN k_valu_war_ok
+.macro VALU_WAR n
   SETUP_AB
-  v_mov_b32 v12, 0
-  v_mov_b32 v13, 0
-  v_mov_b32 v14, 0
-  v_mov_b32 v15, 0
-  s_nop 1
-  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
-  s_nop 2
+  MFMA_SRCC_ZERO
+  s_nop \n
   v_mov_b32 v12, 1
   s_nop 7
-KERNEL_END k_valu_war_ok, 64, 0
-KERNEL_BEGIN k_valu_war_short
-  SETUP_AB
-  v_mov_b32 v12, 0
-  v_mov_b32 v13, 0
-  v_mov_b32 v14, 0
-  v_mov_b32 v15, 0
-  s_nop 1
-  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
-  s_nop 1
-  v_mov_b32 v12, 1
-  s_nop 7
-KERNEL_END k_valu_war_short, 64, 0
+.endm
+OK_AND_SHORT k_valu_war, VALU_WAR, 2, 1, 64, 0
 
 // A VMEM store of an MFMA result (VGPR destination): 8 wait states for 4 passes.
-KERNEL_BEGIN k_mfma_store_ok
+.macro MFMA_STORE n
   SETUP_AB
   v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
-  s_nop 7
+  s_nop \n
   STORE_V 0, v20
   s_waitcnt vmcnt(0)
-KERNEL_END k_mfma_store_ok, 64, 0
-KERNEL_BEGIN k_mfma_store_short
-  SETUP_AB
-  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
-  s_nop 6
-  STORE_V 0, v20
-  s_waitcnt vmcnt(0)
-KERNEL_END k_mfma_store_short, 64, 0
+.endm
+OK_AND_SHORT k_mfma_store, MFMA_STORE, 7, 6, 64, 0
 
 // MFMA result read as SrcA by the next MFMA: 8 wait states for 4 passes.
 .macro MFMA_SRCA nops
@@ -144,12 +111,7 @@ KERNEL_END k_mfma_store_short, 64, 0
   v_mfma_f32_16x16x32_bf16 a[0:3], v[20:23], v[6:9], 0
   s_nop 7
 .endm
-KERNEL_BEGIN k_mfma_srca_ok
-  MFMA_SRCA 7
-KERNEL_END k_mfma_srca_ok, 64, 16
-KERNEL_BEGIN k_mfma_srca_short
-  MFMA_SRCA 6
-KERNEL_END k_mfma_srca_short, 64, 16
+OK_AND_SHORT k_mfma_srca, MFMA_SRCA, 7, 6, 64, 16
 
 // VALU overwrites an MFMA result (WAW): 8 wait states for 4 passes.
 .macro MFMA_WAW nops
@@ -159,45 +121,30 @@ KERNEL_END k_mfma_srca_short, 64, 16
   v_mov_b32 v21, 0
   s_nop 7
 .endm
-KERNEL_BEGIN k_mfma_waw_ok
-  MFMA_WAW 7
-KERNEL_END k_mfma_waw_ok, 64, 0
-KERNEL_BEGIN k_mfma_waw_short
-  MFMA_WAW 6
-KERNEL_END k_mfma_waw_short, 64, 0
+OK_AND_SHORT k_mfma_waw, MFMA_WAW, 7, 6, 64, 0
+
+// An LDS access `\op \a, \b` \nops wait states after a 4-pass MFMA that writes \dst.
+.macro MFMA_THEN_DS dst, op, a, b, nops
+  SETUP_AB
+  v_mov_b32 v30, 0
+  v_mfma_f32_16x16x32_bf16 \dst, v[2:5], v[6:9], 0
+  s_nop \nops
+  \op \a, \b
+  s_waitcnt lgkmcnt(0)
+.endm
 
 // LDS write of an MFMA result: 8 wait states for 4 passes.
 .macro MFMA_DS nops
-  SETUP_AB
-  v_mov_b32 v30, 0
-  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
-  s_nop \nops
-  ds_write_b32 v30, v22
-  s_waitcnt lgkmcnt(0)
+  MFMA_THEN_DS v[20:23], ds_write_b32, v30, v22, \nops
 .endm
-KERNEL_BEGIN k_mfma_ds_ok
-  MFMA_DS 7
-KERNEL_END k_mfma_ds_ok, 64, 0, 64
-KERNEL_BEGIN k_mfma_ds_short
-  MFMA_DS 6
-KERNEL_END k_mfma_ds_short, 64, 0, 64
+OK_AND_SHORT k_mfma_ds, MFMA_DS, 7, 6, 64, 0, 64
 
 // LDS write whose data an MFMA writes into AGPRs: the same 8 wait states for 4 passes
 // (LLVM checkMAIVALUHazards counts VMEM/DS data reads of AGPRs too).
 .macro MFMA_DS_AGPR nops
-  SETUP_AB
-  v_mov_b32 v30, 0
-  v_mfma_f32_16x16x32_bf16 a[0:3], v[2:5], v[6:9], 0
-  s_nop \nops
-  ds_write_b32 v30, a2
-  s_waitcnt lgkmcnt(0)
+  MFMA_THEN_DS a[0:3], ds_write_b32, v30, a2, \nops
 .endm
-KERNEL_BEGIN k_mfma_ds_agpr_ok
-  MFMA_DS_AGPR 7
-KERNEL_END k_mfma_ds_agpr_ok, 64, 4, 64
-KERNEL_BEGIN k_mfma_ds_agpr_short
-  MFMA_DS_AGPR 6
-KERNEL_END k_mfma_ds_agpr_short, 64, 4, 64
+OK_AND_SHORT k_mfma_ds_agpr, MFMA_DS_AGPR, 7, 6, 64, 4, 64
 
 // 16-pass scaled FP8 MFMA (32x32x64 f8f6f4, e4m3 operands) read by v_accvgpr_read: 20.
 .macro MFMA16_READ last_nop
@@ -220,29 +167,14 @@ KERNEL_END k_mfma_ds_agpr_short, 64, 4, 64
   STORE_V 0, v19
   s_waitcnt vmcnt(0)
 .endm
-KERNEL_BEGIN k_mfma16_read_ok
-  MFMA16_READ 3
-KERNEL_END k_mfma16_read_ok, 64, 16
-KERNEL_BEGIN k_mfma16_read_short
-  MFMA16_READ 2
-KERNEL_END k_mfma16_read_short, 64, 16
+OK_AND_SHORT k_mfma16_read, MFMA16_READ, 3, 2, 64, 16
 
 // Loads into registers of an MFMA (GCNHazardRecognizer checkMAIVALUHazards counts VMEM/DS
 // definitions like VALU ones). LDS load overwriting a 4-pass result (WAW): 8 wait states.
 .macro MFMA_DS_LOAD_WAW nops
-  SETUP_AB
-  v_mov_b32 v30, 0
-  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], 0
-  s_nop \nops
-  ds_read_b32 v22, v30
-  s_waitcnt lgkmcnt(0)
+  MFMA_THEN_DS v[20:23], ds_read_b32, v22, v30, \nops
 .endm
-KERNEL_BEGIN k_ds_load_waw_ok
-  MFMA_DS_LOAD_WAW 7
-KERNEL_END k_ds_load_waw_ok, 64, 0, 64
-KERNEL_BEGIN k_ds_load_waw_short
-  MFMA_DS_LOAD_WAW 6
-KERNEL_END k_ds_load_waw_short, 64, 0, 64
+OK_AND_SHORT k_ds_load_waw, MFMA_DS_LOAD_WAW, 7, 6, 64, 0, 64
 
 // Global load into an AGPR an 8-pass MFMA writes (WAW): 12 wait states.
 .macro MFMA_VMEM_LOAD_WAW last_nop
@@ -253,34 +185,19 @@ KERNEL_END k_ds_load_waw_short, 64, 0, 64
   global_load_dword a15, v61, s[20:21]
   s_waitcnt vmcnt(0)
 .endm
-KERNEL_BEGIN k_vmem_load_waw_ok
-  MFMA_VMEM_LOAD_WAW 3
-KERNEL_END k_vmem_load_waw_ok, 64, 16
-KERNEL_BEGIN k_vmem_load_waw_short
-  MFMA_VMEM_LOAD_WAW 2
-KERNEL_END k_vmem_load_waw_short, 64, 16
+OK_AND_SHORT k_vmem_load_waw, MFMA_VMEM_LOAD_WAW, 3, 2, 64, 16
 
 // LDS load into a register a 4-pass MFMA reads as SrcC (WAR): 3 wait states.
 .macro MFMA_DS_LOAD_WAR nops
   SETUP_AB
   v_mov_b32 v30, 0
-  v_mov_b32 v12, 0
-  v_mov_b32 v13, 0
-  v_mov_b32 v14, 0
-  v_mov_b32 v15, 0
-  s_nop 1
-  v_mfma_f32_16x16x32_bf16 v[20:23], v[2:5], v[6:9], v[12:15]
+  MFMA_SRCC_ZERO
   s_nop \nops
   ds_read_b32 v13, v30
   s_waitcnt lgkmcnt(0)
   s_nop 7
 .endm
-KERNEL_BEGIN k_ds_load_war_ok
-  MFMA_DS_LOAD_WAR 2
-KERNEL_END k_ds_load_war_ok, 64, 0, 64
-KERNEL_BEGIN k_ds_load_war_short
-  MFMA_DS_LOAD_WAR 1
-KERNEL_END k_ds_load_war_short, 64, 0, 64
+OK_AND_SHORT k_ds_load_war, MFMA_DS_LOAD_WAR, 2, 1, 64, 0, 64
 
 // Global load into a register an 8-pass MFMA reads as SrcC (WAR): 7 wait states.
 .macro MFMA_VMEM_LOAD_WAR nops
@@ -296,9 +213,4 @@ KERNEL_END k_ds_load_war_short, 64, 0, 64
   s_nop 7
   s_nop 7
 .endm
-KERNEL_BEGIN k_vmem_load_war_ok
-  MFMA_VMEM_LOAD_WAR 6
-KERNEL_END k_vmem_load_war_ok, 64, 0
-KERNEL_BEGIN k_vmem_load_war_short
-  MFMA_VMEM_LOAD_WAR 5
-KERNEL_END k_vmem_load_war_short, 64, 0
+OK_AND_SHORT k_vmem_load_war, MFMA_VMEM_LOAD_WAR, 6, 5, 64, 0

@@ -2,19 +2,17 @@
 // workgroup synchronizes, each reads the id written 64 work-items further on.
 .include "common.inc"
 
-.macro EXCHANGE wait_before_barrier
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
+// LDS[v1] = \value, waited for; out[lane] = v3.
+.macro WRITE_AND_STORE_V3 value
+  ds_write_b32 v1, \value
   s_waitcnt lgkmcnt(0)
-  v_lshlrev_b32 v1, 2, v0
-  ds_write_b32 v1, v0
-  .if \wait_before_barrier
-  s_waitcnt lgkmcnt(0)
-  .endif
-  s_barrier
-  .if !\wait_before_barrier
-  s_waitcnt lgkmcnt(0)
-  .endif
+  STORE_V 0, v3
+  s_waitcnt vmcnt(0)
+.endm
+
+// out[lane] = the dword at LDS[4 * ((id + 64) mod 256)]: the id the work-item 64 further on
+// (in the next wave) wrote.
+.macro STORE_NEXT_WAVE_ID
   v_add_u32 v2, 64, v0
   v_and_b32 v2, 0xff, v2
   v_lshlrev_b32 v2, 2, v2
@@ -24,21 +22,29 @@
   s_waitcnt vmcnt(0)
 .endm
 
-KERNEL_BEGIN k_lds_exchange
-  EXCHANGE 1
-KERNEL_END k_lds_exchange, 64, 0, 1024
+.macro EXCHANGE wait_before_barrier
+  LOAD_OUT
+  v_lshlrev_b32 v1, 2, v0
+  ds_write_b32 v1, v0
+  .if \wait_before_barrier
+  s_waitcnt lgkmcnt(0)
+  .endif
+  s_barrier
+  .if !\wait_before_barrier
+  s_waitcnt lgkmcnt(0)
+  .endif
+  STORE_NEXT_WAVE_ID
+.endm
+
+KERNEL_FROM k_lds_exchange, EXCHANGE, 1, 64, 0, 1024
 
 // The write is only waited for after the barrier: other waves may read before it lands.
-KERNEL_BEGIN k_lds_exchange_late_wait
-  EXCHANGE 0
-KERNEL_END k_lds_exchange_late_wait, 64, 0, 1024
+KERNEL_FROM k_lds_exchange_late_wait, EXCHANGE, 0, 64, 0, 1024
 
 // Global memory: every work-item stores its id at out[4096 + id] (past the per-lane result
 // rows), the workgroup synchronizes, each loads the id 64 work-items further on.
 .macro GLOBAL_EXCHANGE wait_before_barrier
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0
   v_add_u32 v1, 16384, v1
   global_store_dword v1, v0, s[20:21]
@@ -56,20 +62,14 @@ KERNEL_END k_lds_exchange_late_wait, 64, 0, 1024
   s_waitcnt vmcnt(0)
 .endm
 
-KERNEL_BEGIN k_global_exchange
-  GLOBAL_EXCHANGE 1
-KERNEL_END k_global_exchange
+KERNEL_FROM k_global_exchange, GLOBAL_EXCHANGE, 1
 
-KERNEL_BEGIN k_global_exchange_late_wait
-  GLOBAL_EXCHANGE 0
-KERNEL_END k_global_exchange_late_wait
+KERNEL_FROM k_global_exchange_late_wait, GLOBAL_EXCHANGE, 0
 
 // Each work-item writes its id to LDS, passes a barrier without waiting, reads back its own
 // slot (ordered by the LDS queue of its wave) and stores it.
 KERNEL_BEGIN k_lds_own_readback
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0
   ds_write_b32 v1, v0
   s_barrier
@@ -82,9 +82,7 @@ KERNEL_END k_lds_own_readback, 64, 0, 1024
 // Write-after-read across a barrier: each work-item reads the slot of the work-item 64 further
 // on, passes a barrier (waiting for the read or not), then overwrites its own slot.
 .macro WAR_EXCHANGE wait_before_barrier
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0
   ds_write_b32 v1, v0
   s_waitcnt lgkmcnt(0)
@@ -98,37 +96,22 @@ KERNEL_END k_lds_own_readback, 64, 0, 1024
   .endif
   s_barrier
   v_add_u32 v4, 1000, v0
-  ds_write_b32 v1, v4
-  s_waitcnt lgkmcnt(0)
-  STORE_V 0, v3
-  s_waitcnt vmcnt(0)
+  WRITE_AND_STORE_V3 v4
 .endm
 
-KERNEL_BEGIN k_lds_war
-  WAR_EXCHANGE 1
-KERNEL_END k_lds_war, 64, 0, 1024
+KERNEL_FROM k_lds_war, WAR_EXCHANGE, 1, 64, 0, 1024
 
-KERNEL_BEGIN k_lds_war_late_wait
-  WAR_EXCHANGE 0
-KERNEL_END k_lds_war_late_wait, 64, 0, 1024
+KERNEL_FROM k_lds_war_late_wait, WAR_EXCHANGE, 0, 64, 0, 1024
 
 // Races: accesses of different waves to the same LDS bytes with no s_barrier between them,
 // one of them a write (lds_race.cpp). Each work-item writes its id, waits for its own write
 // and reads the id written 64 work-items further on, i.e. by the next wave: no barrier.
 KERNEL_BEGIN k_lds_race_raw
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0
   ds_write_b32 v1, v0
   s_waitcnt lgkmcnt(0)
-  v_add_u32 v2, 64, v0
-  v_and_b32 v2, 0xff, v2
-  v_lshlrev_b32 v2, 2, v2
-  ds_read_b32 v3, v2
-  s_waitcnt lgkmcnt(0)
-  STORE_V 0, v3
-  s_waitcnt vmcnt(0)
+  STORE_NEXT_WAVE_ID
 KERNEL_END k_lds_race_raw, 64, 0, 1024
 
 // Every wave writes the same 64 dwords (work-item id mod 64): a write-write race.
@@ -156,9 +139,7 @@ KERNEL_END k_lds_race_bytes, 64, 0, 1024
 // own slot: correct (the barrier orders the reads before the writes). Without the barrier
 // the write of one wave races with the read of another (k_lds_race_war).
 .macro READ_THEN_WRITE barrier
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0
   v_add_u32 v2, 64, v0
   v_and_b32 v2, 0xff, v2
@@ -168,24 +149,15 @@ KERNEL_END k_lds_race_bytes, 64, 0, 1024
   .if \barrier
   s_barrier
   .endif
-  ds_write_b32 v1, v0
-  s_waitcnt lgkmcnt(0)
-  STORE_V 0, v3
-  s_waitcnt vmcnt(0)
+  WRITE_AND_STORE_V3 v0
 .endm
-KERNEL_BEGIN k_lds_read_barrier_write
-  READ_THEN_WRITE 1
-KERNEL_END k_lds_read_barrier_write, 64, 0, 1024
-KERNEL_BEGIN k_lds_race_war
-  READ_THEN_WRITE 0
-KERNEL_END k_lds_race_war, 64, 0, 1024
+KERNEL_FROM k_lds_read_barrier_write, READ_THEN_WRITE, 1, 64, 0, 1024
+KERNEL_FROM k_lds_race_war, READ_THEN_WRITE, 0, 64, 0, 1024
 
 // Wave w writes byte w of dword 0 (different bytes of one dword: no race), and every wave
 // reads the same initialized table (reads never race); after a barrier each reads dword 0.
 KERNEL_BEGIN k_lds_bytes_no_race
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshrrev_b32 v1, 6, v0
   v_mov_b32 v4, 0x40
   ds_write_b8 v1, v4 offset:0

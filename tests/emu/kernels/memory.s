@@ -2,6 +2,7 @@
 // (tests in test_emu_memory.cpp). Arguments: +16 num_records of the `in` buffer resource,
 // +20 num_records of the `out` buffer resource.
 .include "common.inc"
+.include "load_to_lds.inc"
 
 // s[8:11] = raw buffer resource over `in` with num_records = args[0] (word3: DATA_FORMAT 32)
 // s[12:15] = the same over `out` with num_records = args[1]
@@ -9,12 +10,10 @@
   s_load_dwordx4 s[20:23], s[0:1], 0x0
   s_load_dwordx2 s[16:17], s[0:1], 0x10
   s_waitcnt lgkmcnt(0)
-  s_mov_b32 s8, s22
-  s_and_b32 s9, s23, 0xffff
+  RESOURCE_BASE s8, s9, s22, s23
   s_mov_b32 s10, s16
   s_mov_b32 s11, 0x20000
-  s_mov_b32 s12, s20
-  s_and_b32 s13, s21, 0xffff
+  RESOURCE_BASE s12, s13, s20, s21
   s_mov_b32 s14, s17
   s_mov_b32 s15, 0x20000
 .endm
@@ -56,29 +55,8 @@ KERNEL_BEGIN k_global_readonly
   s_waitcnt vmcnt(0)
 KERNEL_END k_global_readonly
 
-// Global loads straight to LDS: dword (4 bytes per lane) and dwordx4 (16 bytes per lane),
-// M0 = LDS base, then read back with ds_read (test_emu_memory.cpp).
-KERNEL_BEGIN k_load_to_lds
-  s_load_dwordx4 s[20:23], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  v_lshlrev_b32 v1, 2, v0                 // lane * 4
-  v_lshlrev_b32 v2, 4, v0                 // lane * 16
-  s_waitcnt lgkmcnt(0)
-  s_mov_b32 m0, 0
-  s_nop 0
-  global_load_lds_dword v1, s[22:23]
-  s_mov_b32 m0, 0x100
-  s_nop 0
-  global_load_lds_dwordx4 v2, s[22:23]
-  s_waitcnt vmcnt(0)
-  ds_read_b32 v3, v1
-  ds_read_b128 v[4:7], v2 offset:0x100
-  s_waitcnt lgkmcnt(0)
-  STORE_V 0, v3
-  STORE_V 1, v4
-  STORE_V 2, v7
-  s_waitcnt vmcnt(0)
-KERNEL_END k_load_to_lds, 64, 0, 1280
+// Global loads straight to LDS (load_to_lds.inc; test_emu_memory.cpp).
+KERNEL_FROM k_load_to_lds, LOAD_TO_LDS, 1, 64, 0, 1280
 
 // The dword form read back by ds_read before s_waitcnt vmcnt: the LDS bytes are written when
 // the load completes, so the read is a fault whatever the interleaving.

@@ -2,12 +2,24 @@
 // sources in test_emu_pseudocode.cpp). v0 = lane id; results at out[lane * 16 + index].
 .include "common.inc"
 
+// v_mad_i64_i32 {D1, D0} = \a * \b + (\c_hi:\c_lo): out[\index] = \d0_dword (v16 the low
+// dword of D0, v17 the high), out[\index + 1] = D1.
+.macro MAD_I64_I32 a, b, c_lo, c_hi, d0_dword, index
+  v_mov_b32 v11, \a
+  v_mov_b32 v15, \b
+  v_mov_b32 v12, \c_lo
+  v_mov_b32 v13, \c_hi
+  v_mad_i64_i32 v[16:17], s[30:31], v11, v15, v[12:13]
+  s_nop 1
+  v_cndmask_b32 v18, 0, 1, s[30:31]
+  STORE_V \index, \d0_dword
+  STORE_V (\index + 1), v18
+.endm
+
 // SDWA dst_unused:UNUSED_SEXT, IEEE-mode NaN rules of v_max/v_min/v_max3, the carry-out of
 // v_mad_i64_i32. Assembled twice: MODE.IEEE on and off.
 .macro PSEUDOCODE_CASES
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   // 0: a field ending at bit 31 has no bits above it to sign-extend: 0x8001 -> 0x80010000
   v_mov_b32 v1, 0x8001
   s_nop 1
@@ -31,25 +43,9 @@
   STORE_V 4, v9
   STORE_V 5, v10
   // 6..9: v_mad_i64_i32 D1 = bit 64 of the 65-bit sum: (-1) * 1 + 0 = -1 -> D1 = 1
-  v_mov_b32 v11, -1
-  v_mov_b32 v15, 1
-  v_mov_b32 v12, 0
-  v_mov_b32 v13, 0
-  v_mad_i64_i32 v[16:17], s[30:31], v11, v15, v[12:13]
-  s_nop 1
-  v_cndmask_b32 v18, 0, 1, s[30:31]
-  STORE_V 6, v16
-  STORE_V 7, v18
+  MAD_I64_I32 -1, 1, 0, 0, v16, 6
   // 2 * 3 + 0x7fffffffffffffff = 2^63 + 5: fits in 65 bits, bit 64 = 0 (not an overflow flag)
-  v_mov_b32 v11, 2
-  v_mov_b32 v15, 3
-  v_mov_b32 v12, -1
-  v_mov_b32 v13, 0x7fffffff
-  v_mad_i64_i32 v[16:17], s[30:31], v11, v15, v[12:13]
-  s_nop 1
-  v_cndmask_b32 v18, 0, 1, s[30:31]
-  STORE_V 8, v17
-  STORE_V 9, v18
+  MAD_I64_I32 2, 3, -1, 0x7fffffff, v17, 8
   s_waitcnt vmcnt(0)
 .endm
 
@@ -63,9 +59,7 @@ KERNEL_END k_pseudocode_noieee, 64, 0, 0, 0
 
 // ds_min_f32 / ds_max_f32 are plain comparisons: a NaN in memory stays. Lane slot lane * 4.
 KERNEL_BEGIN k_ds_minmax_nan
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 2, v0
   v_add_u32 v2, 256, v1
   v_mov_b32 v3, 0x7fc00000
@@ -91,9 +85,7 @@ KERNEL_END k_pk_f32_inline_constant
 
 // v_permlane32_swap / v_permlane16_swap with all lanes active (CDNA4 pseudocode).
 KERNEL_BEGIN k_permlane_swap
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, v0
   v_add_u32 v2, 100, v0
   v_mov_b32 v3, v0
@@ -110,9 +102,7 @@ KERNEL_END k_permlane_swap
 
 // The same with only the low 32 lanes active: EXEC is not applied, every pair moves.
 KERNEL_BEGIN k_permlane_swap_partial_exec
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, v0
   v_add_u32 v2, 100, v0
   s_mov_b32 exec_hi, 0
@@ -127,9 +117,7 @@ KERNEL_END k_permlane_swap_partial_exec
 // v_div_fmas_f32 after a VALU write of VCC: 4 wait states required. VCC = lanes below 32;
 // fma(1.5, 2.0, 0.25) = 3.25, scaled by 2^32 where VCC is set.
 .macro DIV_FMAS nops
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 1.5
   v_mov_b32 v2, 2.0
   v_mov_b32 v3, 0x3e800000
@@ -140,13 +128,9 @@ KERNEL_END k_permlane_swap_partial_exec
   s_waitcnt vmcnt(0)
 .endm
 
-KERNEL_BEGIN k_div_fmas_ok
-  DIV_FMAS 3
-KERNEL_END k_div_fmas_ok
+KERNEL_FROM k_div_fmas_ok, DIV_FMAS, 3
 
-KERNEL_BEGIN k_div_fmas_short
-  DIV_FMAS 2
-KERNEL_END k_div_fmas_short
+KERNEL_FROM k_div_fmas_short, DIV_FMAS, 2
 
 // s_setreg of MODE then s_getreg / s_setreg of MODE: 2 wait states required.
 .macro SETREG_GETREG nops
@@ -159,13 +143,9 @@ KERNEL_END k_div_fmas_short
   s_waitcnt vmcnt(0)
 .endm
 
-KERNEL_BEGIN k_setreg_getreg_ok
-  SETREG_GETREG 1
-KERNEL_END k_setreg_getreg_ok
+KERNEL_FROM k_setreg_getreg_ok, SETREG_GETREG, 1
 
-KERNEL_BEGIN k_setreg_getreg_short
-  SETREG_GETREG 0
-KERNEL_END k_setreg_getreg_short
+KERNEL_FROM k_setreg_getreg_short, SETREG_GETREG, 0
 
 KERNEL_BEGIN k_setreg_setreg_short
   s_setreg_imm32_b32 hwreg(HW_REG_MODE, 4, 4), 0xf
@@ -205,9 +185,7 @@ KERNEL_END k_salu_pseudocode
 // omod (mul:2): ignored by the hardware under MODE.IEEE or f32 output denormals, applied
 // otherwise.
 .macro OMOD_CASE
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 1.5
   v_mul_f32_e64 v2, v1, 2.0 mul:2
   STORE_V 0, v2
@@ -229,9 +207,7 @@ KERNEL_END k_omod_applied, 64, 0, 0, 0, 0
 // clamp where it is modelled (f32 results: [0, 1]; v_add_u32: unsigned saturation) and on an
 // instruction that has no modelled clamp (refused).
 KERNEL_BEGIN k_clamp_modelled
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 2.0
   v_add_f32_e64 v2, v1, 1.0 clamp
   v_mov_b32 v3, -1
@@ -267,9 +243,7 @@ KERNEL_END k_cvt_f32_i32_round_mode
 // DPP lane selection, row/bank masks and bound_ctrl; SDWA source sign extension. v0 = lane;
 // every destination starts as 1000 + lane, so an unwritten lane keeps that value.
 KERNEL_BEGIN k_dpp_sdwa_forms
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_add_u32 v3, 1000, v0
   v_add_u32 v4, 1000, v0
   v_add_u32 v5, 1000, v0
@@ -306,9 +280,7 @@ KERNEL_END k_cvt_f32_fp8_vop3_opsel
 // Float to integer conversions (the generated FP8 kernel builds its P codes with v_cvt_u32_f32):
 // truncation toward zero, saturation at the range ends, NaN to 0.
 KERNEL_BEGIN k_cvt_float_to_int
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 0x40300000                // 2.75
   v_cvt_u32_f32 v2, v1
   v_mov_b32 v1, 0xbfc00000                // -1.5
@@ -336,9 +308,7 @@ KERNEL_END k_cvt_float_to_int
 // The inline constant 1/(2*pi) (operand 248) in its f32, f64 and f16 forms, and a packed f16
 // operation reading an inline constant (the high half of a packed inline constant is 0 on gfx9).
 KERNEL_BEGIN k_inline_constants
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 0.15915494
   v_add_f64 v[2:3], 0.15915494309189532, 0
   v_add_f16 v4, 0.15915494, 0

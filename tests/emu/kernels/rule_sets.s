@@ -2,28 +2,11 @@
 // gives fewer wait states than LLVM's hazard recognizer asks for, as AMD's shipped gfx950
 // kernels (AITER fmha_v3_fwd) do, or fewer still.
 .include "common.inc"
+.include "load_to_lds.inc"
 
 // k_load_to_lds (memory.s) without its s_nop: loads to LDS right after the SALU write of M0
 // (LLVM: 1 wait state; AITER gives 0).
-KERNEL_BEGIN k_m0_lds_dma_no_wait
-  s_load_dwordx4 s[20:23], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  v_lshlrev_b32 v1, 2, v0                 // lane * 4
-  v_lshlrev_b32 v2, 4, v0                 // lane * 16
-  s_waitcnt lgkmcnt(0)
-  s_mov_b32 m0, 0
-  global_load_lds_dword v1, s[22:23]
-  s_mov_b32 m0, 0x100
-  global_load_lds_dwordx4 v2, s[22:23]
-  s_waitcnt vmcnt(0)
-  ds_read_b32 v3, v1
-  ds_read_b128 v[4:7], v2 offset:0x100
-  s_waitcnt lgkmcnt(0)
-  STORE_V 0, v3
-  STORE_V 1, v4
-  STORE_V 2, v7
-  s_waitcnt vmcnt(0)
-KERNEL_END k_m0_lds_dma_no_wait, 64, 0, 1280
+KERNEL_FROM k_m0_lds_dma_no_wait, LOAD_TO_LDS, 0, 64, 0, 1280
 
 // A VALU reads VCC one wait state after a VALU wrote it (LLVM: 2; AITER gives 1): lanes
 // below 10 store 1, the others 0.

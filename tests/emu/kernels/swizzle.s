@@ -10,8 +10,7 @@
   s_load_dwordx4 s[20:23], s[0:1], 0x0
   s_load_dwordx8 s[24:31], s[0:1], 0x10
   s_waitcnt lgkmcnt(0)
-  s_mov_b32 s8, s22
-  s_and_b32 s9, s23, 0xffff
+  RESOURCE_BASE s8, s9, s22, s23
   s_or_b32 s9, s9, s24
   s_mov_b32 s10, s26
   s_mov_b32 s11, s25

@@ -3,9 +3,7 @@
 .include "common.inc"
 
 KERNEL_BEGIN k_valu
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   // 0,1,2: 0xffffffff + lane carries out for lanes >= 1; addc adds that carry
   // (a VALU read of VCC needs 2 wait states after a VALU wrote it on gfx940 and later)
   v_add_co_u32 v2, vcc, -1, v0
@@ -84,9 +82,7 @@ KERNEL_END k_valu
 // v_bitop3_b32 with four truth tables whose bits fall in all three fields that hold the table
 // (neg, abs, omod); a has its sign bit set, so that modifiers wrongly applied would show.
 KERNEL_BEGIN k_valu_bitop3
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_lshlrev_b32 v1, 8, v0
   v_xor_b32 v2, 0x80000001, v1
   v_mov_b32 v3, 0xf0f0000f
@@ -103,9 +99,7 @@ KERNEL_END k_valu_bitop3
 
 // EXEC masking: only even lanes are active; odd lanes keep the poison already in memory.
 KERNEL_BEGIN k_valu_exec
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_and_b32 v1, 1, v0
   v_cmp_eq_u32 vcc, 0, v1
   s_and_saveexec_b64 s[4:5], vcc
@@ -116,19 +110,15 @@ KERNEL_BEGIN k_valu_exec
 KERNEL_END k_valu_exec
 
 // VALU writes VCC, a VALU reads it at once: 2 wait states are required on gfx940+.
-KERNEL_BEGIN k_vcc_read_ok
+.macro VCC_READ n
   v_cmp_gt_u32 vcc, 10, v0
-  s_nop 1
+  s_nop \n
   v_cndmask_b32 v5, 0, 1, vcc
-KERNEL_END k_vcc_read_ok
-KERNEL_BEGIN k_vcc_read_short
-  v_cmp_gt_u32 vcc, 10, v0
-  s_nop 0
-  v_cndmask_b32 v5, 0, 1, vcc
-KERNEL_END k_vcc_read_short
+.endm
+OK_AND_SHORT k_vcc_read, VCC_READ, 1, 0
 
 // A 128-bit global store reads its data after issue: overwriting it needs 2 wait states.
-KERNEL_BEGIN k_store_data_ok
+.macro STORE_DATA n
   s_load_dwordx2 s[20:21], s[0:1], 0x0
   SETUP_LANE_ADDR
   v_mov_b32 v2, 1
@@ -137,30 +127,16 @@ KERNEL_BEGIN k_store_data_ok
   v_mov_b32 v5, 4
   s_waitcnt lgkmcnt(0)
   global_store_dwordx4 v61, v[2:5], s[20:21]
-  s_nop 1
+  s_nop \n
   v_mov_b32 v3, 0
   s_waitcnt vmcnt(0)
-KERNEL_END k_store_data_ok
-KERNEL_BEGIN k_store_data_short
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  v_mov_b32 v2, 1
-  v_mov_b32 v3, 2
-  v_mov_b32 v4, 3
-  v_mov_b32 v5, 4
-  s_waitcnt lgkmcnt(0)
-  global_store_dwordx4 v61, v[2:5], s[20:21]
-  s_nop 0
-  v_mov_b32 v3, 0
-  s_waitcnt vmcnt(0)
-KERNEL_END k_store_data_short
+.endm
+OK_AND_SHORT k_store_data, STORE_DATA, 1, 0
 
 // Conversions and packed math as the kernels use them: op_sel word/dword selects, SDWA byte
 // select (expected values in test_emu_valu.cpp).
 KERNEL_BEGIN k_cvt
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 0x12345678
   v_mov_b32 v10, 1.0
   v_mov_b32 v11, -2.0
@@ -189,9 +165,7 @@ KERNEL_END k_cvt
 
 // FP8 conversion overflow: NaN without FP16_OVFL, 448 with it (kernel descriptor bit).
 .macro CVT_OVERFLOW
-  s_load_dwordx2 s[20:21], s[0:1], 0x0
-  SETUP_LANE_ADDR
-  s_waitcnt lgkmcnt(0)
+  LOAD_OUT
   v_mov_b32 v1, 0
   v_mov_b32 v2, 0x44000000                // 512.0 > 448
   v_cvt_pk_fp8_f32 v1, v2, v2

@@ -27,26 +27,19 @@ KERNEL_BEGIN k_vm_nowait
   s_waitcnt vmcnt(0)
 KERNEL_END k_vm_nowait
 
-// vmcnt(1) guarantees the older of two loads only.
-KERNEL_BEGIN k_vm_partial_ok
+// vmcnt(1) guarantees the older of two loads only: _ok uses the older (v2), _bad the
+// younger (v3).
+.macro VM_PARTIAL used
   LOAD_ARGS
   global_load_dword v2, v1, s[22:23]
   global_load_dword v3, v1, s[22:23] offset:4
   s_waitcnt vmcnt(1)
-  v_add_u32 v4, v2, 1
+  v_add_u32 v4, \used, 1
   STORE_V 0, v4
   s_waitcnt vmcnt(0)
-KERNEL_END k_vm_partial_ok
-
-KERNEL_BEGIN k_vm_partial_bad
-  LOAD_ARGS
-  global_load_dword v2, v1, s[22:23]
-  global_load_dword v3, v1, s[22:23] offset:4
-  s_waitcnt vmcnt(1)
-  v_add_u32 v4, v3, 1
-  STORE_V 0, v4
-  s_waitcnt vmcnt(0)
-KERNEL_END k_vm_partial_bad
+.endm
+KERNEL_FROM k_vm_partial_ok, VM_PARTIAL, v2
+KERNEL_FROM k_vm_partial_bad, VM_PARTIAL, v3
 
 // Overwriting the destination of a load in flight.
 KERNEL_BEGIN k_vm_overwrite

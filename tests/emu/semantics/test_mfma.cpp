@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -477,29 +478,25 @@ TEST(MfmaErrors, UnsupportedFieldsThrowNamingTheOp) {
     }
   };
   std::vector<uint32_t> regs(64 * 16, 0), scale(64, 0x7F7F7F7Fu);
-  MfmaArgs args{};
-  args.a = args.b = args.c = regs.data();
-  args.d = regs.data();
-  args.op = MfmaOp::SCALE_F32_16X16X128_F8F6F4;
-  args.scale_a = args.scale_b = scale.data();
-  args.cbsz = 5;
-  expect_throw(args, "v_mfma_scale_f32_16x16x128_f8f6f4: cbsz = 5");
-  args.cbsz = 0;
-  args.blgp = 7;
-  expect_throw(args, "blgp = 7");
-  args.blgp = 0;
-  args.scale_b = nullptr;
-  expect_throw(args, "scale operands missing");
-  args.scale_b = scale.data();
-  args.scale_a_sel = 4;
-  expect_throw(args, "scale byte select");
-  args.scale_a_sel = 0;
-  args.abid = 1;
-  expect_throw(args, "abid = 1");
-  args.abid = 0;
-  args.op = MfmaOp::F32_32X32X16_BF16;
-  args.cbsz = 1;
-  expect_throw(args, "v_mfma_f32_32x32x16_bf16: cbsz = 1");
+  MfmaArgs valid{};
+  valid.a = valid.b = valid.c = regs.data();
+  valid.d = regs.data();
+  valid.op = MfmaOp::SCALE_F32_16X16X128_F8F6F4;
+  valid.scale_a = valid.scale_b = scale.data();
+  // Each case changes one field of the valid scaled MFMA above.
+  const std::pair<std::function<void(MfmaArgs&)>, const char*> cases[] = {
+      {[](MfmaArgs& a) { a.cbsz = 5; }, "v_mfma_scale_f32_16x16x128_f8f6f4: cbsz = 5"},
+      {[](MfmaArgs& a) { a.blgp = 7; }, "blgp = 7"},
+      {[](MfmaArgs& a) { a.scale_b = nullptr; }, "scale operands missing"},
+      {[](MfmaArgs& a) { a.scale_a_sel = 4; }, "scale byte select"},
+      {[](MfmaArgs& a) { a.abid = 1; }, "abid = 1"},
+      {[](MfmaArgs& a) { a.op = MfmaOp::F32_32X32X16_BF16, a.cbsz = 1; }, "v_mfma_f32_32x32x16_bf16: cbsz = 1"},
+  };
+  for (const auto& [change, needle] : cases) {
+    MfmaArgs args = valid;
+    change(args);
+    expect_throw(args, needle);
+  }
   EXPECT_THROW(mfma_info(MfmaOp::F32_32X32X64_F8F6F4, 6, 0), std::runtime_error);
 }
 

@@ -228,30 +228,33 @@ void fill_random(const FastParam& p, Regs& r, std::mt19937_64& rng, bool finite)
 
 class MfmaFastPath : public ::testing::TestWithParam<FastParam> {};
 
+// `reps` register sets drawn from the seed of `tag` (stopping at the first that fails):
+// random codes (finite only when `finite`, else on even reps only) and C, then `finish(r,
+// rep)` may change them; both paths must agree on each.
+template <typename Finish>
+void check_random_sets(const FastParam& p, const char* tag, int reps, bool finite, Finish finish) {
+  const uint64_t seed = zyfa::test::seed_for(std::string("MfmaFastPath/") + tag + "/" + p.name());
+  std::mt19937_64 rng(seed);
+  int failures = 0;
+  for (int rep = 0; rep < reps && failures == 0; ++rep) {
+    Regs r = empty_regs(p.fc);
+    fill_random(p, r, rng, /*finite=*/finite || rep % 2 == 0);
+    finish(r, rep);
+    expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
+  }
+}
+
 // Random registers: any codes (NaN codes and NaN scales included: the shortcut must decline
 // them), C from random bits and special values.
 TEST_P(MfmaFastPath, RandomAndSpecialValuesAgreeWithGeneralPath) {
-  const FastParam& p = GetParam();
-  const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Random/" + p.name());
-  std::mt19937_64 rng(seed);
-  int failures = 0;
-  for (int rep = 0; rep < 24 && failures == 0; ++rep) {
-    Regs r = empty_regs(p.fc);
-    fill_random(p, r, rng, /*finite=*/rep % 2 == 0);
-    expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
-  }
+  check_random_sets(GetParam(), "Random", 24, false, [](Regs&, int) {});
 }
 
 // Worst-case cancellation: C = -(A*B rounded), so the result is the rounding error of the
 // product sum alone (and C one ulp off, which leaves a few ulps of the small sum).
 TEST_P(MfmaFastPath, CancellationAgreesWithGeneralPath) {
   const FastParam& p = GetParam();
-  const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Cancel/" + p.name());
-  std::mt19937_64 rng(seed);
-  int failures = 0;
-  for (int rep = 0; rep < 12 && failures == 0; ++rep) {
-    Regs r = empty_regs(p.fc);
-    fill_random(p, r, rng, /*finite=*/true);
+  check_random_sets(p, "Cancel", 12, true, [&](Regs& r, int rep) {
     std::fill(r.c.begin(), r.c.end(), 0u);
     std::vector<uint32_t> d(r.c.size());
     mfma_execute_general(args_for(p, r, d.data()));
@@ -261,8 +264,7 @@ TEST_P(MfmaFastPath, CancellationAgreesWithGeneralPath) {
       if (rep % 3 == 2 && (c & 0x7FFFFFFFu) != 0) c -= 1;  // one ulp smaller
       r.c[s] = c;
     }
-    expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
-  }
+  });
 }
 
 // Sums whose double value lands exactly on an f32 rounding midpoint while the exact value does

@@ -41,12 +41,8 @@ KERNEL_END k_load_latency
   .endr
   s_waitcnt lgkmcnt(0)
 .endm
-KERNEL_BEGIN k_lds_no_conflict
-  LDS_READS 2
-KERNEL_END k_lds_no_conflict, 64, 0, 16384
-KERNEL_BEGIN k_lds_conflict
-  LDS_READS 8
-KERNEL_END k_lds_conflict, 64, 0, 16384
+KERNEL_FROM k_lds_no_conflict, LDS_READS, 2, 64, 0, 16384
+KERNEL_FROM k_lds_conflict, LDS_READS, 8, 64, 0, 16384
 
 // Five waves (wave 4 shares SIMD 0 with wave 0): wave 0 runs 32 MFMAs of 8 passes, wave 4
 // runs 224 VALU operations, waves 1-3 end at once.
