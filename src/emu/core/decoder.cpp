@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <set>
 
@@ -224,13 +225,26 @@ void decode_vop3p(Instruction& in, uint32_t w0, uint32_t w1) {
   }
 }
 
+// Single-bit flags of a dword, each a bool field of the instruction.
+struct Flag {
+  bool Instruction::*field;
+  uint8_t bit;
+};
+void set_flags(Instruction& in, uint32_t w, std::initializer_list<Flag> flags) {
+  for (const Flag& f : flags) in.*f.field = (w >> f.bit) & 1;
+}
+
+// The address and data VGPRs of the second dword of DS, MUBUF and FLAT.
+void decode_vaddr_vdata(Instruction& in, uint32_t w1) {
+  in.vaddr = bits(w1, 7, 0);
+  in.vdata = bits(w1, 15, 8);
+}
+
 void decode_smem(Instruction& in, uint32_t w0, uint32_t w1) {
   in.op = bits(w0, 25, 18);
   in.sbase = bits(w0, 5, 0) * 2;
   in.sdata = bits(w0, 12, 6);
-  in.soe = bits(w0, 14, 14);
-  in.glc = bits(w0, 16, 16);
-  in.imm = bits(w0, 17, 17);
+  set_flags(in, w0, {{&Instruction::soe, 14}, {&Instruction::glc, 16}, {&Instruction::imm, 17}});
   in.offset = static_cast<int32_t>(bits(w1, 20, 0) << 11) >> 11;  // signed 21 bits
   in.soffset = bits(w1, 31, 25);
 }
@@ -239,10 +253,8 @@ void decode_ds(Instruction& in, uint32_t w0, uint32_t w1) {
   in.op = bits(w0, 24, 17);
   in.offset = bits(w0, 7, 0);
   in.offset1 = bits(w0, 15, 8);
-  in.gds = bits(w0, 16, 16);
-  in.vdata_acc = bits(w0, 25, 25);
-  in.vaddr = bits(w1, 7, 0);
-  in.vdata = bits(w1, 15, 8);
+  set_flags(in, w0, {{&Instruction::gds, 16}, {&Instruction::vdata_acc, 25}});
+  decode_vaddr_vdata(in, w1);
   in.data1 = bits(w1, 23, 16);
   in.vdst = bits(w1, 31, 24);
 }
@@ -250,14 +262,9 @@ void decode_ds(Instruction& in, uint32_t w0, uint32_t w1) {
 void decode_mubuf(Instruction& in, uint32_t w0, uint32_t w1) {
   in.op = bits(w0, 24, 18);
   in.offset = bits(w0, 11, 0);
-  in.offen = bits(w0, 12, 12);
-  in.idxen = bits(w0, 13, 13);
-  in.glc = bits(w0, 14, 14);
-  in.sc1 = bits(w0, 15, 15);
-  in.lds = bits(w0, 16, 16);
-  in.nt = bits(w0, 17, 17);
-  in.vaddr = bits(w1, 7, 0);
-  in.vdata = bits(w1, 15, 8);
+  set_flags(in, w0, {{&Instruction::offen, 12}, {&Instruction::idxen, 13}, {&Instruction::glc, 14},
+                     {&Instruction::sc1, 15}, {&Instruction::lds, 16}, {&Instruction::nt, 17}});
+  decode_vaddr_vdata(in, w1);
   in.srsrc = bits(w1, 20, 16) * 4;
   in.vdata_acc = bits(w1, 23, 23);
   in.soffset = bits(w1, 31, 24);
@@ -268,12 +275,8 @@ void decode_flat(Instruction& in, uint32_t w0, uint32_t w1) {
   in.seg = bits(w0, 15, 14);
   in.offset = in.seg == 0 ? static_cast<int32_t>(bits(w0, 11, 0))
                           : static_cast<int32_t>(bits(w0, 12, 0) << 19) >> 19;
-  in.lds = bits(w0, 13, 13);
-  in.glc = bits(w0, 16, 16);
-  in.nt = bits(w0, 17, 17);
-  in.sc1 = bits(w0, 25, 25);
-  in.vaddr = bits(w1, 7, 0);
-  in.vdata = bits(w1, 15, 8);
+  set_flags(in, w0, {{&Instruction::lds, 13}, {&Instruction::glc, 16}, {&Instruction::nt, 17}, {&Instruction::sc1, 25}});
+  decode_vaddr_vdata(in, w1);
   in.saddr = bits(w1, 22, 16);
   in.vdata_acc = bits(w1, 23, 23);
   in.vdst = bits(w1, 31, 24);

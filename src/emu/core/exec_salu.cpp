@@ -14,22 +14,21 @@
 namespace zyfa::emu {
 namespace {
 
-uint32_t bfe32(uint32_t v, uint32_t ctl, bool sign) {
-  const uint32_t off = ctl & 31, width = (ctl >> 16) & 0x7F;
+// S_BFE_*: the field of ctl[22:16] bits at bit ctl[4:0] (ctl[5:0] for 64 bits) of v,
+// sign-extended when `sign`.
+template <typename U>
+U bfe(U v, uint32_t ctl, bool sign) {
+  constexpr uint32_t kBits = 8 * sizeof(U);
+  const uint32_t off = ctl & (kBits - 1), width = (ctl >> 16) & 0x7F;
   if (width == 0) return 0;
-  uint32_t r = v >> off;
-  if (width < 32) r &= (1u << width) - 1;
-  if (sign && width < 32 && (r >> (width - 1)) & 1) r |= ~((1u << width) - 1);
+  U r = v >> off;
+  const U field = width < kBits ? (U(1) << width) - 1 : ~U(0);
+  r &= field;
+  if (sign && width < kBits && (r >> (width - 1)) & 1) r |= ~field;
   return r;
 }
-uint64_t bfe64(uint64_t v, uint32_t ctl, bool sign) {
-  const uint32_t off = ctl & 63, width = (ctl >> 16) & 0x7F;
-  if (width == 0) return 0;
-  uint64_t r = v >> off;
-  if (width < 64) r &= (1ull << width) - 1;
-  if (sign && width < 64 && (r >> (width - 1)) & 1) r |= ~((1ull << width) - 1);
-  return r;
-}
+uint32_t bfe32(uint32_t v, uint32_t ctl, bool sign) { return bfe(v, ctl, sign); }
+uint64_t bfe64(uint64_t v, uint32_t ctl, bool sign) { return bfe(v, ctl, sign); }
 uint32_t brev32(uint32_t v) {
   uint32_t r = 0;
   for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1u) << (31 - i);

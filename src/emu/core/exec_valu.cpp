@@ -7,6 +7,7 @@
 #include "emu/core/bits.h"
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,39 +47,35 @@ OpType optype_of(ValuType t) {
 // first); otherwise, and for quiet NaNs, a NaN input gives the other operand; -0 < +0.
 // MODE.IEEE is bit 9 of MODE (from the kernel descriptor's ENABLE_IEEE_MODE).
 constexpr uint32_t kModeIeee = 1u << 9;
-uint32_t fmin32(uint32_t a, uint32_t b, bool ieee) {
-  if (ieee && is_snan32(a)) return quiet32(a);
-  if (ieee && is_snan32(b)) return quiet32(b);
-  if (is_nan32(a)) return b;
-  if (is_nan32(b)) return a;
-  const float x = as_f32(a), y = as_f32(b);
-  if (x == y) return (a | b) & 0x80000000u ? (a & 0x80000000u ? a : b) : a;  // -0 < +0
-  return x < y ? a : b;
-}
-uint32_t fmax32(uint32_t a, uint32_t b, bool ieee) {
-  if (ieee && is_snan32(a)) return quiet32(a);
-  if (ieee && is_snan32(b)) return quiet32(b);
-  if (is_nan32(a)) return b;
-  if (is_nan32(b)) return a;
-  const float x = as_f32(a), y = as_f32(b);
-  if (x == y) return (a & 0x80000000u) ? b : a;
-  return x > y ? a : b;
-}
 // V_MIN_F64/V_MAX_F64: the same rules on binary64 bits.
 bool is_nan64(uint64_t u) { return (u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull; }
 bool is_snan64(uint64_t u) { return is_nan64(u) && !(u & 0x0008000000000000ull); }
-uint64_t fminmax64(uint64_t a, uint64_t b, bool ieee, bool is_max) {
-  if (ieee && is_snan64(a)) return a | 0x0008000000000000ull;
-  if (ieee && is_snan64(b)) return b | 0x0008000000000000ull;
-  if (is_nan64(a)) return b;
-  if (is_nan64(b)) return a;
-  const double x = as_f64(a), y = as_f64(b);
-  if (x == y) {
-    const bool a_neg = a >> 63;
+bool is_nan_bits(uint32_t u) { return is_nan32(u); }
+bool is_nan_bits(uint64_t u) { return is_nan64(u); }
+bool is_snan_bits(uint32_t u) { return is_snan32(u); }
+bool is_snan_bits(uint64_t u) { return is_snan64(u); }
+uint32_t quiet_bits(uint32_t u) { return quiet32(u); }
+uint64_t quiet_bits(uint64_t u) { return u | 0x0008000000000000ull; }
+float value_of(uint32_t u) { return as_f32(u); }
+double value_of(uint64_t u) { return as_f64(u); }
+
+// min (is_max false) or max of two f32 or f64 bit patterns by the rules above.
+template <typename U>
+U fminmax(U a, U b, bool ieee, bool is_max) {
+  if (ieee && is_snan_bits(a)) return quiet_bits(a);
+  if (ieee && is_snan_bits(b)) return quiet_bits(b);
+  if (is_nan_bits(a)) return b;
+  if (is_nan_bits(b)) return a;
+  const auto x = value_of(a), y = value_of(b);
+  if (x == y) {  // -0 < +0
+    const bool a_neg = a >> (8 * sizeof(U) - 1);
     return is_max ? (a_neg ? b : a) : (a_neg ? a : b);
   }
   return (is_max ? x > y : x < y) ? a : b;
 }
+uint32_t fmin32(uint32_t a, uint32_t b, bool ieee) { return fminmax(a, b, ieee, false); }
+uint32_t fmax32(uint32_t a, uint32_t b, bool ieee) { return fminmax(a, b, ieee, true); }
+uint64_t fminmax64(uint64_t a, uint64_t b, bool ieee, bool is_max) { return fminmax(a, b, ieee, is_max); }
 
 uint32_t med3_f32(uint32_t a, uint32_t b, uint32_t c, bool ieee) {
   if (is_nan32(a) || is_nan32(b) || is_nan32(c)) return fmin32(fmin32(a, b, ieee), c, ieee);
@@ -88,20 +85,22 @@ uint32_t med3_f32(uint32_t a, uint32_t b, uint32_t c, bool ieee) {
   return fmax32(a, b, ieee);
 }
 
-bool cmp_float(uint8_t cond, double a, double b) {
-  const bool un = std::isnan(a) || std::isnan(b);
+// The VOPC comparison `cond` (valu_ops.h): f32/f16/f64 use all 16 codes, with `unordered`
+// true when an operand is NaN; integers use codes 0-7 (5 is ne, 7 true), never unordered.
+template <typename T>
+bool compare(uint8_t cond, T a, T b, bool unordered) {
   switch (cond) {
     case 0: return false;
     case 1: return a < b;
     case 2: return a == b;
     case 3: return a <= b;
     case 4: return a > b;
-    case 5: return !un && a != b;
+    case 5: return !unordered && a != b;
     case 6: return a >= b;
-    case 7: return !un;
-    case 8: return un;
+    case 7: return !unordered;
+    case 8: return unordered;
     case 9: return !(a >= b);
-    case 10: return !(!un && a != b);
+    case 10: return !(!unordered && a != b);
     case 11: return !(a > b);
     case 12: return !(a <= b);
     case 13: return !(a == b);
@@ -109,18 +108,10 @@ bool cmp_float(uint8_t cond, double a, double b) {
     default: return true;
   }
 }
+bool cmp_float(uint8_t cond, double a, double b) { return compare(cond, a, b, std::isnan(a) || std::isnan(b)); }
 template <typename T>
 bool cmp_int(uint8_t cond, T a, T b) {
-  switch (cond) {
-    case 0: return false;
-    case 1: return a < b;
-    case 2: return a == b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    case 5: return a != b;
-    case 6: return a >= b;
-    default: return true;
-  }
+  return compare(cond, a, b, false);
 }
 
 // v_cmp_class: bit 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0, 6 +0, 7 +denorm,
@@ -422,14 +413,23 @@ struct ValuExec {
     write_vgpr(dst_vgpr());
   }
 
-  void store_pair(const uint32_t* lo, const uint32_t* hi) {
+  // Writes the destination pair: pair(l) gives lane l's {low, high} dwords.
+  template <typename Pair>
+  void store_pair_lanes(Pair pair) {
     const uint32_t d = in.dst - operand::kVgpr0;
     uint32_t* p0 = dst_vgpr();
     valu_write_hazards(d + 1);
     uint32_t* p1 = x.vdst(d + 1);
     w.valu_vgpr_write_clock[d + 1] = w.clock + 1;
     for (int l = 0; l < kLanes; ++l)
-      if ((write_mask >> l) & 1) { p0[l] = lo[l]; p1[l] = hi[l]; }
+      if ((write_mask >> l) & 1) {
+        const auto [lo, hi] = pair(l);
+        p0[l] = lo;
+        p1[l] = hi;
+      }
+  }
+  void store_pair(const uint32_t* lo, const uint32_t* hi) {
+    store_pair_lanes([&](int l) { return std::pair{lo[l], hi[l]}; });
   }
 
   // v_readlane/v_readfirstlane/v_writelane (GCNHazardRecognizer checkRWLaneHazards and the
@@ -536,13 +536,7 @@ bool ValuExec::run_vopc() {
 bool ValuExec::run_64bit() {
   uint64_t a[kLanes], b[kLanes], c[kLanes];
   auto store64 = [&](const uint64_t* r) {
-    const uint32_t d = in.dst - operand::kVgpr0;
-    uint32_t* lo = dst_vgpr();
-    valu_write_hazards(d + 1);
-    uint32_t* hi = x.vdst(d + 1);
-    w.valu_vgpr_write_clock[d + 1] = w.clock + 1;
-    for (int l = 0; l < kLanes; ++l)
-      if ((write_mask >> l) & 1) { lo[l] = uint32_t(r[l]); hi[l] = uint32_t(r[l] >> 32); }
+    store_pair_lanes([&](int l) { return std::pair{uint32_t(r[l]), uint32_t(r[l] >> 32)}; });
   };
   uint64_t r[kLanes];
   auto each = [&](auto f) { for (int l = 0; l < kLanes; ++l) if ((write_mask >> l) & 1) r[l] = f(l); };

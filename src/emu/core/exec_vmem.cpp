@@ -38,6 +38,24 @@ struct Access {
   bool to_lds = false;
 };
 
+// The pending operation of a vector memory access (store, load, or load to LDS).
+PendingOp* new_vmem_op(Executor& x, const Access& a) {
+  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
+                           Counter::kVm);
+  op->dwords = a.dwords;
+  op->elem_bytes = a.elem_bytes;
+  op->sign_extend = a.sign;
+  op->d16 = a.d16;
+  return op;
+}
+
+// VALU writes an SGPR, then a VMEM instruction reads it: 5 wait states.
+void check_vmem_sgpr_read(Executor& x, uint16_t s, const char* kind) {
+  const Wave& w = x.wave();
+  if (s < 128 && w.valu_sgpr_write_clock[s] && wait_states_after_stamp(w, w.valu_sgpr_write_clock[s]) < 5)
+    x.fault(fmt::format("VMEM hazard: s{} read by a {} instruction less than 5 wait states after a VALU write", s, kind));
+}
+
 // Untyped loads/stores shared by MUBUF and GLOBAL (same opcode numbers for the common ones).
 bool describe(uint16_t o, bool mubuf, Access* a) {
   switch (o) {
@@ -148,7 +166,6 @@ void check_memory(Executor& x, uint64_t addr, uint32_t bytes, bool write, int la
 }  // namespace
 
 void execute_mubuf(Executor& x) {
-  Wave& w = x.wave();
   const Instruction& in = x.inst();
   if (in.op == op::WBL2 || in.op == op::INV) {
     // Cache write-back / invalidate: there is no cache model (a landed write is visible to
@@ -172,19 +189,11 @@ void execute_mubuf(Executor& x) {
     x.fault("buffer resource DATA_FORMAT is 0 (invalid): gfx9 untyped buffer accesses need a non-zero format "
             "(e.g. word3 = 0x00020000)");
   const uint32_t soffset = x.sread(in.soffset);
-  // VALU writes an SGPR, then a VMEM instruction reads it: 5 wait states.
   for (uint16_t s : {uint16_t(in.srsrc), uint16_t(in.srsrc + 1), uint16_t(in.srsrc + 2), uint16_t(in.srsrc + 3),
-                     uint16_t(in.soffset)}) {
-    if (s < 128 && w.valu_sgpr_write_clock[s] && wait_states_after_stamp(w, w.valu_sgpr_write_clock[s]) < 5)
-      x.fault(fmt::format("VMEM hazard: s{} read by a buffer instruction less than 5 wait states after a VALU write", s));
-  }
+                     uint16_t(in.soffset)})
+    check_vmem_sgpr_read(x, s, "buffer");
 
-  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
-                           Counter::kVm);
-  op->dwords = a.dwords;
-  op->elem_bytes = a.elem_bytes;
-  op->sign_extend = a.sign;
-  op->d16 = a.d16;
+  PendingOp* op = new_vmem_op(x, a);
   const uint64_t exec = op->exec;
   if (in.offen || in.idxen) {
     x.hazard_check_read_vgpr(in.vaddr, false, true);
@@ -240,7 +249,6 @@ void place_private(Executor& x, PendingOp* op, const Access& a, int l, uint32_t 
 // scratch_*: each lane's private offset, bounds-checked against the private segment, then
 // placed in the wave's scratch one dword at a time (scratch_lane_offset).
 void execute_scratch(Executor& x) {
-  Wave& w = x.wave();
   const Instruction& in = x.inst();
   Access a;
   if (!describe(in.op, false, &a)) x.fault(fmt::format("instruction {} is not implemented by the emulator", in.name));
@@ -251,17 +259,9 @@ void execute_scratch(Executor& x) {
   uint32_t soff = 0;
   if (use_saddr) {
     soff = x.sread(in.saddr);
-    if (in.saddr < 128 && w.valu_sgpr_write_clock[in.saddr] &&
-        wait_states_after_stamp(w, w.valu_sgpr_write_clock[in.saddr]) < 5)
-      x.fault(fmt::format("VMEM hazard: s{} read by a scratch instruction less than 5 wait states after a VALU write",
-                          in.saddr));
+    check_vmem_sgpr_read(x, in.saddr, "scratch");
   }
-  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
-                           Counter::kVm);
-  op->dwords = a.dwords;
-  op->elem_bytes = a.elem_bytes;
-  op->sign_extend = a.sign;
-  op->d16 = a.d16;
+  PendingOp* op = new_vmem_op(x, a);
   const uint64_t exec = op->exec;
   const uint32_t* lo = nullptr;
   if (sve) {
@@ -280,7 +280,6 @@ void execute_scratch(Executor& x) {
 }  // namespace
 
 void execute_flat(Executor& x) {
-  Wave& w = x.wave();
   const Instruction& in = x.inst();
   Access a;
   if (in.seg == 1) return execute_scratch(x);
@@ -291,16 +290,9 @@ void execute_flat(Executor& x) {
   uint64_t sbase = 0;
   if (use_saddr) {
     sbase = x.sread64(in.saddr);
-    for (uint16_t s : {uint16_t(in.saddr), uint16_t(in.saddr + 1)})
-      if (w.valu_sgpr_write_clock[s] && wait_states_after_stamp(w, w.valu_sgpr_write_clock[s]) < 5)
-        x.fault(fmt::format("VMEM hazard: s{} read by a global instruction less than 5 wait states after a VALU write", s));
+    for (uint16_t s : {uint16_t(in.saddr), uint16_t(in.saddr + 1)}) check_vmem_sgpr_read(x, s, "global");
   }
-  PendingOp* op = x.new_op(a.store ? PendingOp::kGlobalStore : a.to_lds ? PendingOp::kGlobalLoadToLds : PendingOp::kGlobalLoad,
-                           Counter::kVm);
-  op->dwords = a.dwords;
-  op->elem_bytes = a.elem_bytes;
-  op->sign_extend = a.sign;
-  op->d16 = a.d16;
+  PendingOp* op = new_vmem_op(x, a);
   const uint64_t exec = op->exec;
   x.hazard_check_read_vgpr(in.vaddr, false, true);
   if (!use_saddr) x.hazard_check_read_vgpr(in.vaddr + 1, false, true);

@@ -19,6 +19,25 @@
 #include "emu/semantics/mfma.h"
 
 namespace zyfa::emu {
+namespace {
+
+// `reg` (VGPR or AGPR number) written by an MFMA still in flight: an access to it needs the
+// wait states of that MFMA's pass count (rule `rule` of hazard_mfma when short). The report
+// reads "<access> <preposition> <reg>".
+void check_after_mfma_write(Executor& x, const Wave& w, uint32_t reg, const char* rule, const char* access,
+                            const char* preposition) {
+  const MfmaWrite& m = w.mfma_write[reg];
+  if (!m.valid) return;
+  const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
+  const int64_t have = wait_states_after(w, m.clock);
+  if (have < need)
+    x.hazard_mfma(rule, m.clock, have, need,
+                  fmt::format("MFMA hazard: {} {} {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
+                              "gfx950 requires {}",
+                              access, preposition, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));
+}
+
+}  // namespace
 
 bool is_transcendental(uint16_t v) {
   switch (v) {
@@ -37,16 +56,7 @@ void Executor::hazard_check_read_vgpr(uint32_t reg, bool is_mfma_src_ab, bool is
   Wave& w = *w_;
   const char* consumer = is_mfma_src_ab ? "an MFMA SrcA/SrcB read" : is_vmem_or_ds ? "a VMEM/LDS read" : "a VALU read";
   if (w.any_mfma && w.clock - w.last_mfma_clock <= 24) {
-    const MfmaWrite& m = w.mfma_write[reg];
-    if (m.valid) {
-      const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
-      const int64_t have = wait_states_after(w, m.clock);
-      if (have < need)
-        hazard_mfma("mfma-read", m.clock, have, need,
-                    fmt::format("MFMA hazard: {} of {}{} {} wait state(s) after the {}-pass MFMA that writes it; "
-                                "gfx950 requires {}",
-                                consumer, reg >= kAgprBase ? "a" : "v", reg % 256, have, m.passes, need));
-    }
+    check_after_mfma_write(*this, w, reg, "mfma-read", consumer, "of");
   }
   if (reg < 256 && !is_mfma_src_ab && !is_vmem_or_ds) {
     const uint64_t t = w.trans_vgpr_write_clock[reg];
@@ -195,16 +205,7 @@ void Executor::hazard_check_load_destinations(const PendingOp& op) {
     const uint32_t reg = op.marked[i];
     if (reg >= kSgprBase) continue;
     const char* kind = op.counter == Counter::kVm ? "VMEM" : "LDS";
-    const MfmaWrite& m = w.mfma_write[reg];
-    if (m.valid) {
-      const int need = mfma_wait_states(m.passes).srcab_or_valu_read;
-      const int64_t have = wait_states_after(w, m.clock);
-      if (have < need)
-        hazard_mfma("mfma-overwrite", m.clock, have, need,
-                    fmt::format("MFMA hazard: {} load into {}{} {} wait state(s) after the {}-pass MFMA that writes "
-                                "it; gfx950 requires {}", kind, reg >= kAgprBase ? "a" : "v", reg % 256, have,
-                                m.passes, need));
-    }
+    check_after_mfma_write(*this, w, reg, "mfma-overwrite", kind, "load into");
     if (w.mfma_srcc_read_until[reg] > w.clock)
       hazard_mfma_srcc_war(reg, fmt::format("MFMA hazard: {} load into {}{} while an in-flight MFMA still reads it "
                                             "as SrcC (needs {} more wait state(s))", kind, reg >= kAgprBase ? "a" : "v",

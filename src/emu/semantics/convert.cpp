@@ -24,6 +24,8 @@
 #include <cstring>
 #include <limits>
 
+#include "emu/core/fp_bits.h"
+
 namespace zyfa::emu {
 namespace {
 
@@ -186,17 +188,9 @@ uint32_t scaled_pk_fp8(uint32_t src0, uint32_t src1, uint32_t scale, uint32_t ol
 
 }  // namespace
 
-float f32_from_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+float f32_from_bits(uint32_t bits) { return as_f32(bits); }
 
-uint32_t bits_from_f32(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
+uint32_t bits_from_f32(float value) { return as_u32(value); }
 
 double decode_e4m3(uint8_t code) { return decode_fp8(code, true); }
 double decode_e5m2(uint8_t code) { return decode_fp8(code, false); }

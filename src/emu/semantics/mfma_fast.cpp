@@ -42,6 +42,7 @@
 #include <memory>
 #include <vector>
 
+#include "emu/core/fp_bits.h"
 #include "emu/semantics/exact_sum.h"
 #include "emu/semantics/mfma_layout.h"
 
@@ -259,29 +260,11 @@ void block_dots(int n, const double* a, int k_total, const double* bt, int m, in
   (n == 32 ? block_dots_generic<32> : block_dots_generic<16>)(a, k_total, bt, m, k0, len, dots);
 }
 
-uint64_t double_bits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, sizeof b);
-  return b;
-}
-
-double double_from(uint64_t b) {
-  double d;
-  std::memcpy(&d, &b, sizeof d);
-  return d;
-}
-
-float f32_of(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
+// The bit casts of emu/core/fp_bits.h, inline in the vectorized loops below.
+uint64_t double_bits(double d) { return as_u64(d); }
+double double_from(uint64_t b) { return as_f64(b); }
+float f32_of(uint32_t bits) { return as_f32(bits); }
+uint32_t bits_of(float f) { return as_u32(f); }
 
 // f32 bits of acc + s rounded once to nearest even, for a finite acc and an exact finite s.
 // Written without branches so that the loop over a row of outputs vectorizes.
@@ -388,25 +371,22 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
 
   // Scales per row / column and block, checked for NaN before anything is written.
   std::array<double, 32 * 4> a_scale, b_scale;  // [p * rows + row]
+  // 2^(byte - 127) of E8M0 byte `sel` of scales[index] (1 when unscaled); false for its NaN code.
+  const auto block_scale = [&](const uint32_t* scales, int index, uint32_t sel, double* out) {
+    int e = 0;
+    if (sh.scaled) {
+      const uint32_t byte = (scales[index] >> (8 * sel)) & 0xFFu;
+      if (byte == 0xFFu) return false;
+      e = static_cast<int>(byte) - 127;
+    }
+    *out = pow2(e);
+    return true;
+  };
   for (int p = 0; p < nblocks; ++p) {
-    for (int i = 0; i < sh.m; ++i) {
-      int e = 0;
-      if (sh.scaled) {
-        const uint32_t byte = (args.scale_a[i + sh.m * p] >> (8 * args.scale_a_sel)) & 0xFFu;
-        if (byte == 0xFFu) return false;
-        e = static_cast<int>(byte) - 127;
-      }
-      a_scale[p * sh.m + i] = pow2(e);
-    }
-    for (int j = 0; j < sh.n; ++j) {
-      int e = 0;
-      if (sh.scaled) {
-        const uint32_t byte = (args.scale_b[j + sh.n * p] >> (8 * args.scale_b_sel)) & 0xFFu;
-        if (byte == 0xFFu) return false;
-        e = static_cast<int>(byte) - 127;
-      }
-      b_scale[p * sh.n + j] = pow2(e);
-    }
+    for (int i = 0; i < sh.m; ++i)
+      if (!block_scale(args.scale_a, i + sh.m * p, args.scale_a_sel, &a_scale[p * sh.m + i])) return false;
+    for (int j = 0; j < sh.n; ++j)
+      if (!block_scale(args.scale_b, j + sh.n * p, args.scale_b_sel, &b_scale[p * sh.n + j])) return false;
   }
 
   // A row-major (row i, then K); B K-major (K, then column j) for the vectorized dot kernel.
