@@ -10,14 +10,7 @@ namespace {
 
 void build(benchmark::State& state, int64_t batch, int64_t heads, int64_t heads_k, int64_t seqlen,
            int64_t tile_rows, int64_t grid, int64_t num_xcds) {
-  zyfa::JobTableParams p;
-  p.batch = batch;
-  p.heads = heads;
-  p.heads_k = heads_k;
-  p.seqlen = seqlen;
-  p.tile_rows = tile_rows;
-  p.grid = grid;
-  p.num_xcds = num_xcds;
+  const zyfa::JobTableParams p{batch, heads, heads_k, seqlen, tile_rows, grid, num_xcds};
   uint64_t jobs = 0, bytes = 0;
   for (auto _ : state) {
     zyfa::JobTable table;

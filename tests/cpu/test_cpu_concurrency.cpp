@@ -6,13 +6,11 @@ namespace zyfa::test {
 namespace {
 
 TEST(CpuConcurrency, QuantizeOnOneHandleFromEightThreads) {
-  HostCallMemory mem;
-  expect_thread_safe(ZYFA_BACKEND_CPU, mem, /*fwd=*/false, cpu_tolerance(), "CpuConcurrency.Quantize");
+  expect_thread_safe_on_host(ZYFA_BACKEND_CPU, /*fwd=*/false, cpu_tolerance(), "CpuConcurrency.Quantize");
 }
 
 TEST(CpuConcurrency, QuantizeThenFwdOnOneHandleFromEightThreads) {
-  HostCallMemory mem;
-  expect_thread_safe(ZYFA_BACKEND_CPU, mem, /*fwd=*/true, cpu_tolerance(), "CpuConcurrency.QuantizeThenFwd");
+  expect_thread_safe_on_host(ZYFA_BACKEND_CPU, /*fwd=*/true, cpu_tolerance(), "CpuConcurrency.QuantizeThenFwd");
 }
 
 }  // namespace

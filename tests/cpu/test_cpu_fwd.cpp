@@ -4,6 +4,7 @@
 
 #include "cpu_test_util.h"
 #include "support/fwd_matrix.h"
+#include "support/seeded.h"
 
 namespace zyfa::test {
 namespace {
@@ -14,8 +15,7 @@ std::vector<AttnConfig> configs() { return fwd_matrix({{1, 2, 61, 67, 131, 1000}
 class Fwd : public ::testing::TestWithParam<AttnConfig> {};
 
 TEST_P(Fwd, Cpu) {
-  AttnConfig c = GetParam();
-  c.seed = seed_for(c.name());
+  const AttnConfig c = seeded(GetParam());
   AttnData a = make_attn_data(c);
   const ReferenceResult ref = reference_fp64(a);
   HostRun run = run_cpu(a);

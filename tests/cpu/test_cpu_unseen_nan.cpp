@@ -7,6 +7,7 @@
 
 #include "cpu_test_util.h"
 #include "support/fwd_matrix.h"
+#include "support/seeded.h"
 #include "support/unseen_garbage.h"
 
 namespace zyfa::test {
@@ -17,15 +18,8 @@ std::vector<AttnConfig> configs() { return unseen_nan_matrix(200, 4, 2); }
 class UnseenNan : public ::testing::TestWithParam<AttnConfig> {};
 
 TEST_P(UnseenNan, Cpu) {
-  AttnConfig c = GetParam();
-  c.seed = seed_for("UnseenNan/" + c.name());
-  expect_unseen_rows_unchanged(make_attn_data(c), 150, [](AttnData& a, auto* out, auto* lse) {
-    HostRun run = run_cpu(a);
-    ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
-    EXPECT_TRUE(run.guard_intact(a.out_count())) << "write past the output";
-    *out = std::move(run.out);
-    *lse = std::move(run.lse);
-  });
+  const AttnConfig c = seeded(GetParam(), "UnseenNan/");
+  expect_unseen_rows_unchanged_on_host(make_attn_data(c), 150, [](AttnData& a) { return run_cpu(a); });
 }
 
 INSTANTIATE_TEST_SUITE_P(UnseenNan, UnseenNan, ::testing::ValuesIn(configs()),

@@ -7,36 +7,14 @@
 #include <fmt/format.h>
 #include <mutex>
 
+#include "support/enum_names.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
 
-const char* to_string(Layout l) {
-  switch (l) {
-    case Layout::BSHD: return "Bshd";
-    case Layout::BHSD: return "Bhsd";
-    case Layout::PACKED_QKV: return "Packed";
-  }
-  return "?";
-}
-
-const char* to_string(Inputs i) {
-  switch (i) {
-    case Inputs::GAUSSIAN: return "Gauss";
-    case Inputs::REALISTIC: return "Real";
-    case Inputs::RISING: return "Rising";
-  }
-  return "?";
-}
-
-const char* to_string(DescaleMode d) {
-  switch (d) {
-    case DescaleMode::HOST: return "Host";
-    case DescaleMode::DEVICE_SCALAR: return "DevScalar";
-    case DescaleMode::DEVICE_PER_HEAD: return "DevPerHead";
-  }
-  return "?";
-}
+const char* to_string(Layout l) { return enum_name(l, {"Bshd", "Bhsd", "Packed"}); }
+const char* to_string(Inputs i) { return enum_name(i, {"Gauss", "Real", "Rising"}); }
+const char* to_string(DescaleMode d) { return enum_name(d, {"Host", "DevScalar", "DevPerHead"}); }
 
 std::string AttnConfig::name() const {
   std::string n = dtype == ZYFA_DTYPE_FP8_E4M3 ? "Fp8" : "Bf16";

@@ -203,6 +203,19 @@ RotResult run_rot_quantize(zyfa_backend_t backend, const RotCase& c, const RotIn
   return r;
 }
 
+std::string compare_rot_results(const RotResult& got, const RotResult& want) {
+  if (std::memcmp(&got.descale, &want.descale, sizeof got.descale) != 0)
+    return "descale " + std::to_string(got.descale) + ", expected " + std::to_string(want.descale);
+  if (got.saturated != want.saturated)
+    return "saturated " + std::to_string(got.saturated) + ", expected " + std::to_string(want.saturated);
+  if (got.codes.size() != want.codes.size()) return "a different number of codes";
+  size_t differ = 0, first = 0;
+  for (size_t i = 0; i < want.codes.size(); ++i)
+    if (got.codes[i] != want.codes[i] && differ++ == 0) first = i;
+  if (differ != 0) return std::to_string(differ) + " codes differ, the first at " + std::to_string(first);
+  return "";
+}
+
 std::string check_rot_result(const RotCase& c, const RotInputs& in, const RotResult& r) {
   char buf[512];
   if (r.status != ZYFA_STATUS_SUCCESS) return "status " + std::to_string(int(r.status)) + ": " + r.error;

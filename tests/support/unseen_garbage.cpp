@@ -6,6 +6,8 @@
 #include <random>
 #include <sstream>
 
+#include "support/enum_names.h"
+
 namespace zyfa::test {
 namespace {
 
@@ -35,14 +37,7 @@ bool bf16_finite(uint16_t v) { return (v & 0x7F80) != 0x7F80; }
 
 }  // namespace
 
-const char* to_string(Garbage g) {
-  switch (g) {
-    case Garbage::KV: return "KV";
-    case Garbage::K: return "K";
-    case Garbage::V: return "V";
-  }
-  return "?";
-}
+const char* to_string(Garbage g) { return enum_name(g, {"KV", "K", "V"}); }
 
 AttnData with_unseen_garbage(const AttnData& clean, int64_t cut, Garbage g, uint64_t seed) {
   AttnData a = clean;

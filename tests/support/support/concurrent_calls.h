@@ -277,4 +277,10 @@ inline void expect_thread_safe(zyfa_backend_t backend, CallMemory& mem, bool fwd
   EXPECT_EQ(wrong, 0) << wrong << " of " << kThreads * kCalls << " calls on the shared handle differ";
 }
 
+// The same on a backend whose memory is host memory (cpu, emu).
+inline void expect_thread_safe_on_host(zyfa_backend_t backend, bool fwd, const Tolerance& tol, const std::string& name) {
+  HostCallMemory mem;
+  expect_thread_safe(backend, mem, fwd, tol, name);
+}
+
 }  // namespace zyfa::test

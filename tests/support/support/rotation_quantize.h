@@ -27,18 +27,7 @@ struct RotCase {
   // A case of (batch, seqlen, heads) rows with the options given.
   static RotCase of(zyfa_dtype_t dtype, int64_t head_dim, zyfa_rotation_t rotation, bool smooth, bool static_scale,
                     bool count, bool peaked, int64_t batch, int64_t seqlen, int64_t heads) {
-    RotCase c;
-    c.dtype = dtype;
-    c.head_dim = head_dim;
-    c.rotation = rotation;
-    c.smooth = smooth;
-    c.static_scale = static_scale;
-    c.count = count;
-    c.peaked = peaked;
-    c.batch = batch;
-    c.seqlen = seqlen;
-    c.heads = heads;
-    return c;
+    return RotCase{dtype, batch, seqlen, heads, head_dim, rotation, smooth, static_scale, count, peaked};
   }
   RotCase as_bhsd() const {
     RotCase c = *this;
@@ -89,6 +78,10 @@ std::string check_rot_result(const RotCase& c, const RotInputs& in, const RotRes
 // `backend` and the cpu backend; "" when codes, descale bits and count agree bit for bit, else
 // what differs.
 std::string nonfinite_rows_vs_cpu(zyfa_backend_t backend, bool static_descale, const RotMemory& mem);
+
+// The descale, the saturation count and every code of `got` equal to those of `want` (another
+// backend's result for the same inputs). Returns "" or a description.
+std::string compare_rot_results(const RotResult& got, const RotResult& want);
 
 // End to end through zyfa_fwd: causal attention of q, k (outlier channels: 4 channels per head
 // 10-30x the bulk, the same channels in q and k, k with a per-channel mean) and v, quantized to

@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "support/host_run.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
@@ -65,6 +67,19 @@ void expect_unseen_rows_unchanged(AttnData a, int64_t near, Run run) {
     EXPECT_TRUE(diff.empty()) << c.name() << " seed " << c.seed << ", garbage in " << to_string(k.g)
                               << " from row " << k.cut << ": " << diff;
   }
+}
+
+// The same on a backend that runs on the host (cpu, emu): host_run(AttnData&) returns the
+// HostRun of one call, which must succeed without writing past the output.
+template <class HostRunFn>
+void expect_unseen_rows_unchanged_on_host(AttnData a, int64_t near, HostRunFn host_run) {
+  expect_unseen_rows_unchanged(std::move(a), near, [&](AttnData& d, auto* out, auto* lse) {
+    HostRun run = host_run(d);
+    ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
+    EXPECT_TRUE(run.guard_intact(d.out_count())) << "write past the output";
+    *out = std::move(run.out);
+    *lse = std::move(run.lse);
+  });
 }
 
 }  // namespace zyfa::test
