@@ -27,20 +27,23 @@ std::vector<uint16_t> gaussian_bf16(size_t n, float std, uint64_t seed) {
 
 }  // namespace
 
+emu::timing::Prediction predict_dispatch(const emu::Dispatch& d, const emu::DispatchOptions& opt, int cus) {
+  emu::timing::Geometry g;
+  g.object = d.object;
+  g.kernel = d.kernel;
+  for (int i = 0; i < 3; ++i) {
+    g.grid[i] = d.grid[i];
+    g.block[i] = d.block[i];
+  }
+  g.dynamic_lds_bytes = d.dynamic_lds_bytes;
+  emu::timing::ModelOptions mo;
+  mo.cus = cus;
+  return emu::timing::predict(g, [&](const emu::DispatchOptions& o) { return emu::run_dispatch(d, o); }, opt, mo);
+}
+
 ModelRecorder::ModelRecorder(int cus) : cus_(cus) {
   emu::set_dispatch_hook([this](const emu::Dispatch& d, const emu::DispatchOptions& opt) {
-    emu::timing::Geometry g;
-    g.object = d.object;
-    g.kernel = d.kernel;
-    for (int i = 0; i < 3; ++i) {
-      g.grid[i] = d.grid[i];
-      g.block[i] = d.block[i];
-    }
-    g.dynamic_lds_bytes = d.dynamic_lds_bytes;
-    emu::timing::ModelOptions mo;
-    mo.cus = cus_;
-    emu::timing::Prediction p =
-        emu::timing::predict(g, [&](const emu::DispatchOptions& o) { return emu::run_dispatch(d, o); }, opt, mo);
+    emu::timing::Prediction p = predict_dispatch(d, opt, cus_);
     emu::DispatchResult r;
     r.ok = p.ok;
     r.error = p.error;

@@ -20,6 +20,9 @@ struct ModelProblem {
   int cus = 1;             // CUs simulated (0: every busy CU)
 };
 
+// The prediction of one emulator dispatch, `cus` CUs simulated (0: every busy CU).
+emu::timing::Prediction predict_dispatch(const emu::Dispatch& d, const emu::DispatchOptions& opt, int cus);
+
 // While one is alive, every emulator dispatch of the process is predicted (only the CUs
 // simulated run, so outputs are not complete) and its prediction recorded.
 class ModelRecorder {
