@@ -21,13 +21,14 @@ inline constexpr uint32_t kNoTile = 0xFFFFFFFFu;
 // How the jobs are dealt to the workgroups; both give the same table format.
 enum class JobSchedule {
   // Equal-work pairs (first tile with last), floor(jobs / G) or one more per workgroup, in an
-  // order that keeps each XCD's streams together (gfx950; docs/design.md, "Job tables").
+  // order that keeps each XCD's streams together (gfx950 BF16; docs/design.md, "Job tables").
   kEqualJobs,
   // Balanced by work rather than by job count: pairs, then the last streams as lone tiles in
   // decreasing size, each item to the workgroup that is free first (list scheduling). On an
   // H200 (G = 132) the common shapes have jobs = 1024 * 2^k, so with equal jobs a few CTAs run
   // one job more and the whole grid waits ~3% of the call for them. Workgroups that run at the
   // same time still work on neighbouring streams, which share K and V in L2. num_xcds unused.
+  // Also the gfx950 FP8 kernel's, whose two workgroups per CU it pairs more evenly.
   kBalancedWork,
 };
 

@@ -129,6 +129,9 @@ JobTableParams attn_job_table_params(const FwdProblem& p) {
   const int64_t resident = int64_t{256} * shape.workgroups_per_cu;
   j.grid = jobs < resident ? (jobs > 0 ? jobs : 1) : resident;
   j.num_xcds = 8;
+  // Two workgroups per CU: equal jobs leave the pair a CU runs uneven, the balanced schedule
+  // levels it (predicted 1.0% faster at S = 16K, 0.5% at 2K; docs/design.md, "Balance").
+  if (shape.workgroups_per_cu > 1) j.schedule = JobSchedule::kBalancedWork;
   return j;
 }
 
