@@ -5,13 +5,7 @@
 namespace zyfa::test {
 namespace {
 
-TEST(CpuConcurrency, QuantizeOnOneHandleFromEightThreads) {
-  expect_thread_safe_on_host(ZYFA_BACKEND_CPU, /*fwd=*/false, cpu_tolerance(), "CpuConcurrency.Quantize");
-}
-
-TEST(CpuConcurrency, QuantizeThenFwdOnOneHandleFromEightThreads) {
-  expect_thread_safe_on_host(ZYFA_BACKEND_CPU, /*fwd=*/true, cpu_tolerance(), "CpuConcurrency.QuantizeThenFwd");
-}
+ZYFA_HOST_THREAD_SAFETY_TESTS(CpuConcurrency, ZYFA_BACKEND_CPU, cpu_tolerance())
 
 }  // namespace
 }  // namespace zyfa::test

@@ -11,13 +11,7 @@ Tolerance fp8_tolerance() {
   return kernel_tolerance(AttnConfig::of(ZYFA_DTYPE_FP8_E4M3, 128, 2, 1, 130).with(Inputs::GAUSSIAN, kScaleMax));
 }
 
-TEST(EmuConcurrency, QuantizeOnOneHandleFromEightThreads) {
-  expect_thread_safe_on_host(ZYFA_BACKEND_EMU, /*fwd=*/false, fp8_tolerance(), "EmuConcurrency.Quantize");
-}
-
-TEST(EmuConcurrency, QuantizeThenFwdOnOneHandleFromEightThreads) {
-  expect_thread_safe_on_host(ZYFA_BACKEND_EMU, /*fwd=*/true, fp8_tolerance(), "EmuConcurrency.QuantizeThenFwd");
-}
+ZYFA_HOST_THREAD_SAFETY_TESTS(EmuConcurrency, ZYFA_BACKEND_EMU, fp8_tolerance())
 
 }  // namespace
 }  // namespace zyfa::test

@@ -283,4 +283,14 @@ inline void expect_thread_safe_on_host(zyfa_backend_t backend, bool fwd, const T
   expect_thread_safe(backend, mem, fwd, tol, name);
 }
 
+// The two thread-safety tests of a host-memory backend: quantize alone, and quantize then
+// attention, seeded by "<suite>.Quantize" and "<suite>.QuantizeThenFwd".
+#define ZYFA_HOST_THREAD_SAFETY_TESTS(suite, backend, tolerance)                                \
+  TEST(suite, QuantizeOnOneHandleFromEightThreads) {                                           \
+    expect_thread_safe_on_host(backend, /*fwd=*/false, tolerance, #suite ".Quantize");         \
+  }                                                                                            \
+  TEST(suite, QuantizeThenFwdOnOneHandleFromEightThreads) {                                    \
+    expect_thread_safe_on_host(backend, /*fwd=*/true, tolerance, #suite ".QuantizeThenFwd");   \
+  }
+
 }  // namespace zyfa::test
