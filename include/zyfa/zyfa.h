@@ -89,18 +89,29 @@ typedef struct zyfa_descale_t {
  */
 typedef struct zyfa_fwd_desc_t {
   uint32_t struct_size;  /**< sizeof(zyfa_fwd_desc_t) of the header the caller compiled against. */
-  int32_t causal;        /**< Must be 1 (causal mask, seqlen_q == seqlen_k). Default 1. */
-  zyfa_tensor_t q;       /**< (B, S, H, d_qk), BF16 or FP8. B = 0 or H = 0: an empty call (zyfa_fwd()). */
-  zyfa_tensor_t k;       /**< (B, S, H_k, d_qk), same dtype as q; H % H_k == 0. A seqlen other than q's is NOT_SUPPORTED. */
-  zyfa_tensor_t v;       /**< (B, S, H_k, d_v), same dtype as q. */
-  zyfa_tensor_t out;     /**< (B, S, H, d_v), BF16; a nested layout (docs/api.md, "Overlap"); must not overlap an input. */
-  float* lse;            /**< Optional (B, H, S) contiguous float32: natural-log sum-exp of scaled scores. */
+  int32_t causal;        /**< Must be 1: causal mask aligned bottom-right (see below). Default 1. */
+  zyfa_tensor_t q;       /**< (B, S_q, H, d_qk), BF16 or FP8. B = 0 or H = 0: an empty call (zyfa_fwd()). */
+  zyfa_tensor_t k;       /**< (B, S_k, H_k, d_qk), same dtype as q; H % H_k == 0; S_k >= S_q. */
+  zyfa_tensor_t v;       /**< (B, S_k, H_k, d_v), same dtype as q. */
+  zyfa_tensor_t out;     /**< (B, S_q, H, d_v), BF16; a nested layout (docs/api.md, "Overlap"); must not overlap an input. */
+  float* lse;            /**< Optional (B, H, S_q) contiguous float32 (varlen: (H, total_q)): natural-log sum-exp of scaled scores. */
   float softmax_scale;   /**< Scale of q·k; 0 means 1/sqrt(d_qk). */
   zyfa_descale_t q_descale; /**< For FP8 inputs; ::ZYFA_DESCALE_NONE means 1. */
   zyfa_descale_t k_descale;
   zyfa_descale_t v_descale;
   void* stream;          /**< hipStream_t / cudaStream_t; NULL = default stream. Ignored on CPU/EMU. */
   zyfa_backend_t backend; /**< Where to run; ::ZYFA_BACKEND_AUTO picks the best one present. */
+  /* Appended later: a caller compiled against the older header passes the older struct_size
+   * and gets the defaults below (fixed lengths). */
+  /** Varlen batch: NULL for fixed lengths. Otherwise varlen_batch + 1 int32 prefix sums in the
+   *  backend's memory (device memory on GPUs, read only by the kernel): sequence b holds rows
+   *  cu_seqlens_q[b] .. cu_seqlens_q[b+1] of q and out, whose shapes are then (1, total_q, H, d).
+   *  Set both or neither. */
+  const int32_t* cu_seqlens_q;
+  const int32_t* cu_seqlens_k; /**< The same for k and v, shapes (1, total_k, H_k, d). */
+  int32_t varlen_batch;  /**< Number of sequences with cu_seqlens (0: an empty call); 0 otherwise. */
+  int32_t max_seqlen_q;  /**< Upper bound of every query length (sizes the grid; a graph replays with any lengths under it). */
+  int32_t max_seqlen_k;  /**< Upper bound of every key length. */
 } zyfa_fwd_desc_t;
 
 /**
@@ -292,6 +303,14 @@ ZYFA_API zyfa_status_t zyfa_backend_alignment(zyfa_handle_t handle, zyfa_backend
  * A call with batch = 0 or heads = 0 is validated like any other and its backend resolved, then
  * returns ::ZYFA_STATUS_SUCCESS having written nothing; the data of a tensor of no element may be
  * NULL. Layouts off the backend's alignment rules (zyfa_backend_alignment()) are NOT_SUPPORTED.
+ *
+ * The causal mask is aligned bottom-right, as in flash-attn >= 2.1: query i of a sequence of
+ * S_q queries and S_k >= S_q keys sees keys j <= i + S_k - S_q (chunked prefill: the queries are
+ * the last S_q positions). With fixed lengths S_k < S_q is NOT_SUPPORTED. With cu_seqlens every
+ * length may differ, 0 included; on host-memory backends (cpu, emu) the prefix sums are checked
+ * (non-decreasing, within the tensors and maxima) before anything is written. A row that sees no
+ * key (a sequence with fewer keys than queries) gets zeros and LSE = -inf. Backends without varlen
+ * or S_k > S_q kernels return ::ZYFA_STATUS_NOT_SUPPORTED (docs/api.md, "Varlen").
  */
 ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
 

@@ -27,14 +27,22 @@ struct View {
 struct FwdProblem {
   zyfa_backend_t backend = ZYFA_BACKEND_CPU;  // concrete, never AUTO
   zyfa_dtype_t in_dtype = ZYFA_DTYPE_BF16;    // BF16 or FP8_E4M3; out is always BF16
-  int64_t batch = 0;
-  int64_t seqlen = 0;   // seqlen_q == seqlen_k
+  int64_t batch = 0;    // sequences (varlen: varlen_batch)
+  int64_t seqlen = 0;   // queries per sequence (varlen: max_seqlen_q)
+  int64_t seqlen_k = 0;  // keys per sequence, >= seqlen when fixed (varlen: max_seqlen_k)
   int64_t heads = 0;    // query heads
   int64_t heads_k = 0;  // KV heads; heads % heads_k == 0
   int64_t d_qk = 0;     // 128 or 192
   int64_t d_v = 0;      // 128
   View q, k, v, out;
-  float* lse = nullptr;  // (batch, heads, seqlen) contiguous, or null
+  float* lse = nullptr;  // (batch, heads, seqlen) contiguous (varlen: (heads, total_q)), or null
+  // Varlen: batch + 1 prefix sums each in the backend's memory; sequence b holds rows
+  // cu_seqlens_q[b] .. cu_seqlens_q[b+1] of q/out (the batch stride of the views is unused) and
+  // sees keys bottom-right aligned. Null for fixed lengths.
+  const int32_t* cu_seqlens_q = nullptr;
+  const int32_t* cu_seqlens_k = nullptr;
+  int64_t total_q = 0, total_k = 0;  // varlen: rows of the packed q/out and k/v tensors
+  bool varlen() const { return cu_seqlens_q != nullptr; }
   float softmax_scale = 0.0f;  // resolved: never 0
   Descale q_descale, k_descale, v_descale;
   void* stream = nullptr;

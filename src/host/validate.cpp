@@ -55,8 +55,10 @@ Span span_of(const void* data, const int64_t shape[4], const int64_t stride[4], 
 
 bool overlaps(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
 
-// Which dimensions may be 0: an attention call of no batch or no heads is a valid empty call.
+// Which dimensions may be 0: an attention call of no batch or no heads is a valid empty call;
+// packed varlen tensors (batch 1) may hold no rows when every sequence is empty.
 constexpr bool kFwdMayBeEmpty[4] = {true, false, true, false};
+constexpr bool kVarlenMayBeEmpty[4] = {false, true, true, false};
 constexpr bool kNeverEmpty[4] = {false, false, false, false};
 
 // Shape, strides, pointer and dtype-independent rules of one tensor. The data of a tensor of no
@@ -64,8 +66,12 @@ constexpr bool kNeverEmpty[4] = {false, false, false, false};
 zyfa_status_t check_tensor(const char* name, const zyfa_tensor_t& t, const bool (&may_be_empty)[4]) {
   // NULL first, so an unset tensor reads as such; only a tensor empty by an allowed dimension
   // (seqlen and head_dim still >= 1) may omit its data.
-  const bool allowed_empty = ((may_be_empty[0] && t.shape[0] == 0) || (may_be_empty[2] && t.shape[2] == 0)) &&
-                             t.shape[1] >= 1 && t.shape[3] >= 1;
+  bool has_allowed_zero = false, others_positive = true;
+  for (int i = 0; i < 4; ++i) {
+    if (may_be_empty[i]) has_allowed_zero = has_allowed_zero || t.shape[i] == 0;
+    else others_positive = others_positive && t.shape[i] >= 1;
+  }
+  const bool allowed_empty = has_allowed_zero && others_positive;
   if (t.data == nullptr && !allowed_empty) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.data is NULL", name);
   if (dtype_size(t.dtype) == 0)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}.dtype = {}: not a zyfa_dtype_t value", name,
@@ -169,32 +175,86 @@ View view_of(const zyfa_tensor_t& t) {
 
 }  // namespace
 
-// Descriptor-level checks (NULL, struct_size, backend enum) before any field.
-static zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc) {
+// The descriptor before the varlen fields were appended: its fields end where cu_seqlens_q
+// begins (the first pointer after backend starts at the old size, which was rounded up to 8).
+constexpr size_t kFwdDescV1Size = offsetof(zyfa_fwd_desc_t, cu_seqlens_q);
+static_assert(kFwdDescV1Size == (offsetof(zyfa_fwd_desc_t, backend) + sizeof(zyfa_backend_t) + 7) / 8 * 8,
+              "zyfa_fwd_desc_t: the fields of the first version must keep their layout");
+
+// Descriptor-level checks (NULL, struct_size, backend enum) before any field. Copies the
+// caller's descriptor into a current one: an older caller's fields over the defaults.
+static zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc, zyfa_fwd_desc_t* full) {
   if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
-  if (desc->struct_size != sizeof(zyfa_fwd_desc_t))
+  if (desc->struct_size != sizeof(zyfa_fwd_desc_t) && desc->struct_size != kFwdDescV1Size)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
-                "desc->struct_size = {}: unknown descriptor version (this library expects {}; "
+                "desc->struct_size = {}: unknown descriptor version (this library expects {} or {}; "
                 "initialize with ZYFA_FWD_DESC_INIT)",
-                desc->struct_size, sizeof(zyfa_fwd_desc_t));
-  if (!known_backend(desc->backend))
+                desc->struct_size, sizeof(zyfa_fwd_desc_t), kFwdDescV1Size);
+  *full = zyfa_fwd_desc_default();
+  if (desc->struct_size == kFwdDescV1Size) {
+    std::memcpy(static_cast<void*>(full), desc, kFwdDescV1Size);  // bytes an old caller owns
+    full->struct_size = sizeof(zyfa_fwd_desc_t);
+  } else {
+    *full = *desc;
+  }
+  if (!known_backend(full->backend))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->backend = {}: not a zyfa_backend_t value",
-                static_cast<int>(desc->backend));
+                static_cast<int>(full->backend));
+  return ZYFA_STATUS_SUCCESS;
+}
+
+// The varlen fields on their own: both prefix-sum pointers or neither, counts and maxima not
+// negative, and packed tensors of batch 1. The lengths themselves live in the backend's memory
+// and are checked by validate_fwd_lengths on host-memory backends.
+static zyfa_status_t check_varlen_fields(const zyfa_fwd_desc_t& d) {
+  const bool vq = d.cu_seqlens_q != nullptr, vk = d.cu_seqlens_k != nullptr;
+  if (vq != vk)
+    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->{} is NULL: set both cu_seqlens_q and cu_seqlens_k, or neither",
+                vq ? "cu_seqlens_k" : "cu_seqlens_q");
+  if (!vq) {
+    const struct { const char* name; int32_t value; } unused[] = {
+        {"varlen_batch", d.varlen_batch}, {"max_seqlen_q", d.max_seqlen_q}, {"max_seqlen_k", d.max_seqlen_k}};
+    for (const auto& u : unused)
+      if (u.value != 0)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->{} = {}: must be 0 without cu_seqlens_q (fixed lengths)",
+                    u.name, u.value);
+    return ZYFA_STATUS_SUCCESS;
+  }
+  const struct { const char* name; const int32_t* ptr; } arrays[] = {{"cu_seqlens_q", d.cu_seqlens_q},
+                                                                      {"cu_seqlens_k", d.cu_seqlens_k}};
+  for (const auto& a : arrays)
+    if (reinterpret_cast<uintptr_t>(a.ptr) % alignof(int32_t) != 0)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->{} = {}: not 4-byte aligned", a.name,
+                  static_cast<const void*>(a.ptr));
+  const struct { const char* name; int32_t value; } counts[] = {
+      {"varlen_batch", d.varlen_batch}, {"max_seqlen_q", d.max_seqlen_q}, {"max_seqlen_k", d.max_seqlen_k}};
+  for (const auto& c : counts)
+    if (c.value < 0) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->{} = {}: must be >= 0", c.name, c.value);
+  const struct { const char* name; const zyfa_tensor_t& t; } tensors[] = {{"q", d.q}, {"k", d.k}, {"v", d.v}, {"out", d.out}};
+  for (const auto& t : tensors)
+    if (t.t.shape[0] != 1)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT,
+                  "{}.shape[0] = {}: must be 1 with cu_seqlens (sequences are packed along shape[1])", t.name,
+                  t.t.shape[0]);
   return ZYFA_STATUS_SUCCESS;
 }
 
 zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
-  ZYFA_TRY(validate_fwd_header(desc));
-  const zyfa_fwd_desc_t& d = *desc;
+  zyfa_fwd_desc_t full;
+  ZYFA_TRY(validate_fwd_header(desc, &full));
+  const zyfa_fwd_desc_t& d = full;
   if (d.causal == 0)
     return fail(ZYFA_STATUS_NOT_SUPPORTED, "desc->causal = 0: only causal attention is implemented");
   if (d.causal != 1)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->causal = {}: must be 1", d.causal);
 
-  ZYFA_TRY(check_tensor("q", d.q, kFwdMayBeEmpty));
-  ZYFA_TRY(check_tensor("k", d.k, kFwdMayBeEmpty));
-  ZYFA_TRY(check_tensor("v", d.v, kFwdMayBeEmpty));
-  ZYFA_TRY(check_tensor("out", d.out, kFwdMayBeEmpty));
+  const bool varlen = d.cu_seqlens_q != nullptr;
+  const bool (&may_be_empty)[4] = varlen ? kVarlenMayBeEmpty : kFwdMayBeEmpty;
+  ZYFA_TRY(check_tensor("q", d.q, may_be_empty));
+  ZYFA_TRY(check_tensor("k", d.k, may_be_empty));
+  ZYFA_TRY(check_tensor("v", d.v, may_be_empty));
+  ZYFA_TRY(check_tensor("out", d.out, may_be_empty));
+  ZYFA_TRY(check_varlen_fields(d));
 
   if (d.q.dtype != ZYFA_DTYPE_BF16 && d.q.dtype != ZYFA_DTYPE_FP8_E4M3)
     return fail(ZYFA_STATUS_NOT_SUPPORTED, "q.dtype = {}: inputs must be BF16 or FP8_E4M3",
@@ -236,12 +296,13 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
   if (H != 0 && (Hk == 0 || H % Hk != 0))
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
                 "k.shape[2] = {}: heads_k must divide the query heads q.shape[2] = {}", Hk, H);
-  // Well-formed, but chunked prefill (queries at the end of a longer key sequence) is not
-  // implemented yet.
-  if (d.k.shape[1] != S)
+  // Fixed lengths: the queries are the last S positions of S_k >= S keys (chunked prefill).
+  // Fewer keys than queries would leave the first rows with no key to see; with cu_seqlens
+  // such rows are defined (zeros), here the call is refused.
+  if (!varlen && d.k.shape[1] < S)
     return fail(ZYFA_STATUS_NOT_SUPPORTED,
-                "k.shape[1] = {}: seqlen_k differs from seqlen_q = {} (q.shape[1]); only seqlen_q == "
-                "seqlen_k is implemented",
+                "k.shape[1] = {}: seqlen_k is below seqlen_q = {} (q.shape[1]); the causal mask is aligned "
+                "bottom-right and needs seqlen_k >= seqlen_q",
                 d.k.shape[1], S);
   if (!((Dqk == 128 && Dv == 128) || (Dqk == 192 && Dv == 128)))
     return fail(ZYFA_STATUS_NOT_SUPPORTED,
@@ -262,13 +323,29 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
       return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: not 4-byte aligned",
                   static_cast<void*>(d.lse));
     const auto lo = reinterpret_cast<uintptr_t>(d.lse);
-    const Span sl{lo, lo + static_cast<uintptr_t>(B * H * S) * sizeof(float)};  // empty when B*H = 0
+    // (B, H, S), or (H, total_q) packed; empty when there is no row.
+    const Span sl{lo, lo + static_cast<uintptr_t>(varlen ? H * S : B * H * S) * sizeof(float)};
     if (overlaps(sl, so))
       return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: overlaps out", static_cast<void*>(d.lse));
     for (int i = 0; i < 3; ++i)
       if (overlaps(sl, span_of(ins[i]->data, ins[i]->shape, ins[i]->stride, in_elem)))
         return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->lse = {}: overlaps {}", static_cast<void*>(d.lse),
                     in_names[i]);
+  }
+
+  if (varlen) {
+    // The prefix sums are read while out and lse are written.
+    const struct { const char* name; const int32_t* ptr; } arrays[] = {{"cu_seqlens_q", d.cu_seqlens_q},
+                                                                        {"cu_seqlens_k", d.cu_seqlens_k}};
+    const auto lo = reinterpret_cast<uintptr_t>(d.lse);
+    const Span sl{lo, d.lse ? lo + static_cast<uintptr_t>(H * S) * sizeof(float) : lo};
+    for (const auto& a : arrays) {
+      const auto al = reinterpret_cast<uintptr_t>(a.ptr);
+      const Span sa{al, al + (static_cast<uintptr_t>(d.varlen_batch) + 1) * sizeof(int32_t)};
+      if (overlaps(sa, so) || overlaps(sa, sl))
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->{} = {}: overlaps out or lse", a.name,
+                    static_cast<const void*>(a.ptr));
+    }
   }
 
   float scale = d.softmax_scale;
@@ -282,8 +359,15 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
   ZYFA_TRY(check_descale("v_descale", d.v_descale, fp8, &p->v_descale));
 
   p->in_dtype = d.q.dtype;
-  p->batch = B;
-  p->seqlen = S;
+  p->batch = varlen ? d.varlen_batch : B;
+  p->seqlen = varlen ? d.max_seqlen_q : S;
+  p->seqlen_k = varlen ? d.max_seqlen_k : d.k.shape[1];
+  if (varlen) {
+    p->cu_seqlens_q = d.cu_seqlens_q;
+    p->cu_seqlens_k = d.cu_seqlens_k;
+    p->total_q = S;
+    p->total_k = d.k.shape[1];
+  }
   p->heads = H;
   p->heads_k = Hk;
   p->d_qk = Dqk;
@@ -295,6 +379,32 @@ zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* p) {
   p->lse = d.lse;
   p->softmax_scale = scale;
   p->stream = d.stream;
+  return ZYFA_STATUS_SUCCESS;
+}
+
+// Host-memory prefix sums: each array starts at 0 or above, never decreases, ends within its
+// tensors' rows, and no sequence exceeds its maximum.
+zyfa_status_t validate_fwd_lengths(const FwdProblem& p) {
+  if (!p.varlen()) return ZYFA_STATUS_SUCCESS;
+  const struct { const char* name; const int32_t* cu; int64_t rows; const char* tensor; int64_t max; const char* max_name; }
+      arrays[] = {{"cu_seqlens_q", p.cu_seqlens_q, p.total_q, "q", p.seqlen, "max_seqlen_q"},
+                  {"cu_seqlens_k", p.cu_seqlens_k, p.total_k, "k", p.seqlen_k, "max_seqlen_k"}};
+  for (const auto& a : arrays) {
+    if (a.cu[0] < 0)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}[0] = {}: prefix sums must start at 0 or above", a.name, a.cu[0]);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      const int64_t len = int64_t{a.cu[b + 1]} - a.cu[b];
+      if (len < 0)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}[{}] = {}: below {}[{}] = {}; prefix sums must not decrease",
+                    a.name, b + 1, a.cu[b + 1], a.name, b, a.cu[b]);
+      if (len > a.max)
+        return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}[{}] - {}[{}] = {}: sequence {} is longer than {} = {}",
+                    a.name, b + 1, a.name, b, len, b, a.max_name, a.max);
+    }
+    if (a.cu[p.batch] > a.rows)
+      return fail(ZYFA_STATUS_INVALID_ARGUMENT, "{}[{}] = {}: past the {} rows of {} ({}.shape[1])", a.name, p.batch,
+                  a.cu[p.batch], a.rows, a.tensor, a.tensor);
+  }
   return ZYFA_STATUS_SUCCESS;
 }
 

@@ -8,6 +8,9 @@ namespace zyfa {
 
 // The problem's backend field is left for the caller, which resolves AUTO after validation.
 zyfa_status_t validate_fwd(const zyfa_fwd_desc_t* desc, FwdProblem* out);
+// The varlen prefix sums of a validated problem whose memory is host memory (cpu, emu): the
+// GPU kernels read them on the device only. SUCCESS for fixed lengths.
+zyfa_status_t validate_fwd_lengths(const FwdProblem& p);
 zyfa_status_t validate_quantize(const zyfa_quantize_desc_t* desc, QuantizeProblem* out);
 
 // The alignment rules of a concrete backend's attention kernels, as zyfa_backend_alignment()

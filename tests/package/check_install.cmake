@@ -17,9 +17,10 @@ no_fmt_needed(${prefix}/lib/libzyfa.so)
 
 run(${CMAKE_COMMAND} -S ${EXAMPLES_DIR} -B ${WORK_DIR}/examples -G ${GENERATOR}
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/examples --target zyfa-example-01-quickstart zyfa-example-02-fp8)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/examples --target zyfa-example-01-quickstart zyfa-example-02-fp8 zyfa-example-04-varlen)
 run(${WORK_DIR}/examples/zyfa-example-01-quickstart)
 run(${WORK_DIR}/examples/zyfa-example-02-fp8)
+run(${WORK_DIR}/examples/zyfa-example-04-varlen)
 
 build_and_run_consumers(${prefix}/lib/pkgconfig ${prefix}/lib ${WORK_DIR}/consumers)
 

@@ -16,7 +16,7 @@ const char* to_string(Layout l) { return enum_name(l, {"Bshd", "Bhsd", "Packed"}
 const char* to_string(Inputs i) { return enum_name(i, {"Gauss", "Real", "Rising"}); }
 const char* to_string(DescaleMode d) { return enum_name(d, {"Host", "DevScalar", "DevPerHead"}); }
 
-std::string AttnConfig::name() const {
+std::string kind_name(zyfa_dtype_t dtype, int64_t d_qk, int64_t d_v, int64_t heads, int64_t heads_k) {
   std::string n = dtype == ZYFA_DTYPE_FP8_E4M3 ? "Fp8" : "Bf16";
   n += d_qk == d_v ? fmt::format("_D{}", d_qk) : fmt::format("_D{}v{}", d_qk, d_v);
   if (heads_k == heads) {
@@ -26,16 +26,22 @@ std::string AttnConfig::name() const {
   } else {
     n += fmt::format("_Gqa{}", heads / heads_k);
   }
+  return n;
+}
+
+std::string inputs_name(Inputs inputs, double std) {
+  if (inputs == Inputs::REALISTIC) return "_Real";
+  if (inputs == Inputs::RISING) return "_Rising";
+  if (std != 0.1) return std == 1.0 ? std::string("_Std1") : fmt::format("_Std{}", static_cast<int>(std * 1000));
+  return "";
+}
+
+std::string AttnConfig::name() const {
+  std::string n = kind_name(dtype, d_qk, d_v, heads, heads_k);
   n += fmt::format("_S{}", seqlen);
   if (batch != 1) n += fmt::format("_B{}", batch);
   if (layout != Layout::BSHD) n += std::string("_") + to_string(layout);
-  if (inputs == Inputs::REALISTIC) {
-    n += "_Real";
-  } else if (inputs == Inputs::RISING) {
-    n += "_Rising";
-  } else if (std != 0.1) {
-    n += std == 1.0 ? std::string("_Std1") : fmt::format("_Std{}", static_cast<int>(std * 1000));
-  }
+  n += inputs_name(inputs, std);
   if (dtype == ZYFA_DTYPE_FP8_E4M3 && descale != DescaleMode::HOST) {
     n += std::string("_") + to_string(descale);
   }

@@ -1,5 +1,7 @@
 #include "support/host_run.h"
 
+#include <functional>
+
 namespace zyfa::test {
 
 bool HostRun::guard_intact(size_t out_count) const {
@@ -8,10 +10,11 @@ bool HostRun::guard_intact(size_t out_count) const {
   return is_poison_f32(lse.back());
 }
 
-HostRun run_on_host(AttnData& data, zyfa_backend_t backend) {
+HostRun run_host_desc(size_t out_count, size_t lse_count, zyfa_backend_t backend,
+                      const std::function<zyfa_fwd_desc_t(void* out, float* lse)>& make_desc) {
   HostRun r;
-  r.out.resize(data.out_count() + HostRun::kGuard);
-  r.lse.resize(data.lse_count() + 1);
+  r.out.resize(out_count + HostRun::kGuard);
+  r.lse.resize(lse_count + 1);
   poison_bf16(r.out.data(), r.out.size());
   poison_f32(r.lse.data(), r.lse.size());
   zyfa_handle_t h = nullptr;
@@ -19,12 +22,22 @@ HostRun run_on_host(AttnData& data, zyfa_backend_t backend) {
     r.error = zyfa_last_error();
     return r;
   }
-  zyfa_fwd_desc_t d = data.host_desc(r.out.data(), r.lse.data());
+  zyfa_fwd_desc_t d = make_desc(r.out.data(), r.lse.data());
   d.backend = backend;
   r.status = zyfa_fwd(h, &d);
   r.error = zyfa_last_error();
   zyfa_destroy(h);
   return r;
+}
+
+HostRun run_on_host(AttnData& data, zyfa_backend_t backend) {
+  return run_host_desc(data.out_count(), data.lse_count(), backend,
+                       [&](void* out, float* lse) { return data.host_desc(out, lse); });
+}
+
+HostRun run_on_host(VarlenData& data, zyfa_backend_t backend) {
+  return run_host_desc(data.out_count(), data.lse_count(), backend,
+                       [&](void* out, float* lse) { return data.host_desc(out, lse); });
 }
 
 }  // namespace zyfa::test

@@ -9,6 +9,40 @@
 
 namespace zyfa::test {
 
+double reference_row(const double* q, const double* K, const double* V, int64_t n_keys, int64_t dq, int64_t dv,
+                     double scale, double* o) {
+  if (n_keys <= 0) return -INFINITY;  // sees no key: o stays 0
+  std::vector<double> score(n_keys);
+  double mx = -INFINITY;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const double* kj = &K[j * dq];
+    double dot = 0;
+    for (int64_t i = 0; i < dq; ++i) dot += q[i] * kj[i];
+    score[j] = dot * scale;
+    mx = std::max(mx, score[j]);
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    score[j] = std::exp(score[j] - mx);
+    sum += score[j];
+  }
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const double p = score[j] / sum;
+    const double* vj = &V[j * dv];
+    for (int64_t i = 0; i < dv; ++i) o[i] += p * vj[i];
+  }
+  return mx + std::log(sum);
+}
+
+void finish_reference(ReferenceResult& r) {
+  double sq = 0;
+  for (double x : r.out) {
+    sq += x * x;
+    r.out_max = std::max(r.out_max, std::fabs(x));
+  }
+  r.out_rms = r.out.empty() ? 0.0 : std::sqrt(sq / static_cast<double>(r.out.size()));
+}
+
 ReferenceResult reference_fp64(const AttnData& a) {
   const auto& c = a.cfg;
   const int64_t B = c.batch, S = c.seqlen, H = c.heads, Hk = c.heads_k;
@@ -36,36 +70,12 @@ ReferenceResult reference_fp64(const AttnData& a) {
     const int64_t s = item % S, h = (item / S) % H, b = item / (S * H);
     const int64_t bh = b * Hk + h / group;
     const double qd = a.q_descale[bh];
-    std::vector<double> q(dq), score(s + 1);
+    std::vector<double> q(dq);
     for (int64_t i = 0; i < dq; ++i) q[i] = a.q_at(b, s, h, i) * qd;
-    double mx = -INFINITY;
-    for (int64_t j = 0; j <= s; ++j) {
-      const double* kj = &K[bh][j * dq];
-      double dot = 0;
-      for (int64_t i = 0; i < dq; ++i) dot += q[i] * kj[i];
-      score[j] = dot * scale;
-      mx = std::max(mx, score[j]);
-    }
-    double sum = 0;
-    for (int64_t j = 0; j <= s; ++j) {
-      score[j] = std::exp(score[j] - mx);
-      sum += score[j];
-    }
-    double* o = &r.out[((b * S + s) * H + h) * dv];
-    for (int64_t j = 0; j <= s; ++j) {
-      const double p = score[j] / sum;
-      const double* vj = &V[bh][j * dv];
-      for (int64_t i = 0; i < dv; ++i) o[i] += p * vj[i];
-    }
-    r.lse[(b * H + h) * S + s] = mx + std::log(sum);
+    r.lse[(b * H + h) * S + s] =
+        reference_row(q.data(), K[bh].data(), V[bh].data(), s + 1, dq, dv, scale, &r.out[((b * S + s) * H + h) * dv]);
   });
-
-  double sq = 0;
-  for (double x : r.out) {
-    sq += x * x;
-    r.out_max = std::max(r.out_max, std::fabs(x));
-  }
-  r.out_rms = std::sqrt(sq / static_cast<double>(r.out.size()));
+  finish_reference(r);
   return r;
 }
 

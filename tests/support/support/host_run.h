@@ -3,9 +3,11 @@
 // past the last element is caught.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "support/varlen.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
@@ -21,5 +23,9 @@ struct HostRun {
 };
 
 HostRun run_on_host(AttnData& data, zyfa_backend_t backend);
+HostRun run_on_host(VarlenData& data, zyfa_backend_t backend);
+// The same for any descriptor: make_desc receives the poisoned output and LSE buffers.
+HostRun run_host_desc(size_t out_count, size_t lse_count, zyfa_backend_t backend,
+                      const std::function<zyfa_fwd_desc_t(void* out, float* lse)>& make_desc);
 
 }  // namespace zyfa::test

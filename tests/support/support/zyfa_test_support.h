@@ -111,6 +111,11 @@ struct AttnData {
   int64_t out_offset(int64_t b, int64_t s, int64_t h, int64_t i) const;
 };
 
+// The parts of a configuration's name: "Fp8_D128_Gqa4" (dtype, head dims, heads) and the
+// input kind ("", "_Real", "_Rising", "_Std1").
+std::string kind_name(zyfa_dtype_t dtype, int64_t d_qk, int64_t d_v, int64_t heads, int64_t heads_k);
+std::string inputs_name(Inputs inputs, double std);
+
 // Lets gtest print a configuration parameter by its name.
 inline void PrintTo(const AttnConfig& c, std::ostream* os) { *os << c.name() << " seed " << c.seed; }
 
@@ -125,6 +130,13 @@ struct ReferenceResult {
   double out_max = 0.0;   // max |reference output|
 };
 ReferenceResult reference_fp64(const AttnData& data);
+// One row of it: plain two-pass softmax of q (d_qk doubles, descaled) against the first n_keys
+// rows of K (d_qk each) and V (d_v each), dot products times `scale`; adds the output to o[0..d_v)
+// and returns the natural-log LSE. n_keys <= 0 (a row that sees no key): o unchanged, -inf.
+double reference_row(const double* q, const double* K, const double* V, int64_t n_keys, int64_t d_qk, int64_t d_v,
+                     double scale, double* o);
+// Sets out_rms and out_max from out.
+void finish_reference(ReferenceResult& r);
 
 // What a backend's output is held to. rel_rms bounds ||o - r|| / ||r||; max_abs bounds
 // max |o - r| as a multiple of max |r|; lse_abs bounds max |lse - lse_ref| in nats; a
