@@ -15,16 +15,15 @@ int main(void) {
   const size_t nq = (size_t)B * S * H * D, nkv = (size_t)B * S * HK * D;
   uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2), *out = malloc(nq * 2);
   unsigned seed = 20261129u;
-  size_t i;
   int s, h, t, c;
   double err2 = 0, ref2 = 0;
   zyfa_handle_t handle;
   zyfa_fwd_desc_t desc = ZYFA_FWD_DESC_INIT;
   zyfa_status_t st;
 
-  for (i = 0; i < nq; ++i) q[i] = float_to_bf16((float)(0.5 * gaussian(&seed)));
-  for (i = 0; i < nkv; ++i) k[i] = float_to_bf16((float)(0.5 * gaussian(&seed)));
-  for (i = 0; i < nkv; ++i) v[i] = float_to_bf16((float)gaussian(&seed));
+  gaussian_bf16(q, nq, 0.5, &seed);
+  gaussian_bf16(k, nkv, 0.5, &seed);
+  gaussian_bf16(v, nkv, 1.0, &seed);
 
   if (zyfa_create(&handle) != ZYFA_STATUS_SUCCESS) return 1;
   desc.q = zyfa_tensor_bshd(q, ZYFA_DTYPE_BF16, B, S, H, D);

@@ -31,15 +31,14 @@ int main(void) {
   float* lse = malloc((size_t)H * cu_q[N] * sizeof(float));
   double* w = malloc((size_t)max_k * sizeof(double));
   unsigned seed = 20261201u;
-  size_t i;
   double err2 = 0, ref2 = 0, lse_err = 0;
   zyfa_handle_t handle;
   zyfa_fwd_desc_t desc = ZYFA_FWD_DESC_INIT;
   zyfa_status_t st;
 
-  for (i = 0; i < nq; ++i) q[i] = float_to_bf16((float)(0.5 * gaussian(&seed)));
-  for (i = 0; i < nkv; ++i) k[i] = float_to_bf16((float)(0.5 * gaussian(&seed)));
-  for (i = 0; i < nkv; ++i) v[i] = float_to_bf16((float)gaussian(&seed));
+  gaussian_bf16(q, nq, 0.5, &seed);
+  gaussian_bf16(k, nkv, 0.5, &seed);
+  gaussian_bf16(v, nkv, 1.0, &seed);
 
   if (zyfa_create(&handle) != ZYFA_STATUS_SUCCESS) return 1;
   /* Packed tensors: batch 1, the rows of all requests one after another. */

@@ -4,6 +4,7 @@
 #define ZYFA_EXAMPLE_UTIL_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,6 +28,12 @@ static inline double gaussian(unsigned* state) { /* Box-Muller over a small LCG 
   *state = *state * 1664525u + 1013904223u;
   u2 = (*state >> 8) / 16777216.0;
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* n BF16 values of a normal distribution of standard deviation std. */
+static inline void gaussian_bf16(uint16_t* dst, size_t n, double std, unsigned* state) {
+  size_t i;
+  for (i = 0; i < n; ++i) dst[i] = float_to_bf16((float)(std * gaussian(state)));
 }
 
 #endif

@@ -182,18 +182,20 @@ static_assert(kFwdDescV1Size == (offsetof(zyfa_fwd_desc_t, backend) + sizeof(zyf
               "zyfa_fwd_desc_t: the fields of the first version must keep their layout");
 
 // Descriptor-level checks (NULL, struct_size, backend enum) before any field. Copies the
-// caller's descriptor into a current one: an older caller's fields over the defaults.
-static zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc, zyfa_fwd_desc_t* full) {
+// caller's descriptor into a current one: an older caller's fields (the first old_fields bytes,
+// those of a descriptor of old_size) over the defaults, so bytes past them are never read.
+template <class Desc>
+static zyfa_status_t read_versioned(const Desc* desc, uint32_t old_size, size_t old_fields, const char* init,
+                                    Desc* full) {
   if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
-  if (desc->struct_size != sizeof(zyfa_fwd_desc_t) && desc->struct_size != kFwdDescV1Size)
+  if (desc->struct_size != sizeof(Desc) && desc->struct_size != old_size)
     return fail(ZYFA_STATUS_INVALID_ARGUMENT,
                 "desc->struct_size = {}: unknown descriptor version (this library expects {} or {}; "
-                "initialize with ZYFA_FWD_DESC_INIT)",
-                desc->struct_size, sizeof(zyfa_fwd_desc_t), kFwdDescV1Size);
-  *full = zyfa_fwd_desc_default();
-  if (desc->struct_size == kFwdDescV1Size) {
-    std::memcpy(static_cast<void*>(full), desc, kFwdDescV1Size);  // bytes an old caller owns
-    full->struct_size = sizeof(zyfa_fwd_desc_t);
+                "initialize with {})",
+                desc->struct_size, sizeof(Desc), old_size, init);
+  if (desc->struct_size == old_size) {
+    std::memcpy(static_cast<void*>(full), desc, old_fields);
+    full->struct_size = sizeof(Desc);
   } else {
     *full = *desc;
   }
@@ -201,6 +203,11 @@ static zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc, zyfa_fwd_d
     return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->backend = {}: not a zyfa_backend_t value",
                 static_cast<int>(full->backend));
   return ZYFA_STATUS_SUCCESS;
+}
+
+static zyfa_status_t validate_fwd_header(const zyfa_fwd_desc_t* desc, zyfa_fwd_desc_t* full) {
+  *full = zyfa_fwd_desc_default();
+  return read_versioned(desc, static_cast<uint32_t>(kFwdDescV1Size), kFwdDescV1Size, "ZYFA_FWD_DESC_INIT", full);
 }
 
 // The varlen fields on their own: both prefix-sum pointers or neither, counts and maxima not
@@ -415,25 +422,9 @@ constexpr size_t kQuantizeDescV1Fields = offsetof(zyfa_quantize_desc_t, rotation
 static_assert(kQuantizeDescV1Fields <= kQuantizeDescV1Size && kQuantizeDescV1Size < sizeof(zyfa_quantize_desc_t),
               "zyfa_quantize_desc_t: the fields of the first version must keep their layout");
 
-// Copies the caller's descriptor into a current one: an older caller's fields over the defaults.
 static zyfa_status_t validate_quantize_header(const zyfa_quantize_desc_t* desc, zyfa_quantize_desc_t* full) {
-  if (desc == nullptr) return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc is NULL");
-  if (desc->struct_size != sizeof(zyfa_quantize_desc_t) && desc->struct_size != kQuantizeDescV1Size)
-    return fail(ZYFA_STATUS_INVALID_ARGUMENT,
-                "desc->struct_size = {}: unknown descriptor version (this library expects {} or {}; "
-                "initialize with ZYFA_QUANTIZE_DESC_INIT)",
-                desc->struct_size, sizeof(zyfa_quantize_desc_t), kQuantizeDescV1Size);
   *full = zyfa_quantize_desc_default();
-  if (desc->struct_size == kQuantizeDescV1Size) {
-    std::memcpy(static_cast<void*>(full), desc, kQuantizeDescV1Fields);  // bytes an old caller owns
-    full->struct_size = sizeof(zyfa_quantize_desc_t);
-  } else {
-    *full = *desc;
-  }
-  if (!known_backend(full->backend))
-    return fail(ZYFA_STATUS_INVALID_ARGUMENT, "desc->backend = {}: not a zyfa_backend_t value",
-                static_cast<int>(full->backend));
-  return ZYFA_STATUS_SUCCESS;
+  return read_versioned(desc, kQuantizeDescV1Size, kQuantizeDescV1Fields, "ZYFA_QUANTIZE_DESC_INIT", full);
 }
 
 // The options appended to the descriptor: rotation, smoothing mean, static descale, counter.

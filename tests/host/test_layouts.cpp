@@ -3,7 +3,7 @@
 // reports are the ones the backend enforces (a pointer or stride one element off the rule is
 // refused naming the field, one exactly on it runs correctly); strided outputs with gaps are
 // written exactly where they say and nowhere else; calls with no batch or no heads succeed and
-// write nothing; seqlen_k != seqlen_q is NOT_SUPPORTED.
+// write nothing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
