@@ -1,0 +1,31 @@
+// The device builder of varlen job tables (kernels/varlen/varlen_jobs.h): one block reads
+// cu_seqlens and writes the table, so the host never reads a length and a captured graph
+// replays correctly with new lengths under the same maxima.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/varlen/varlen_jobs.h"
+
+namespace zyfa::cuda {
+
+struct VarlenJobArgs {
+  const int32_t* cu_seqlens_q;  // batch + 1 each, device memory
+  const int32_t* cu_seqlens_k;
+  void* workspace;              // varlen_job_workspace_bytes(shape) bytes
+  uint32_t* table;              // varlen::table_words(shape) words, in the job-table format
+  varlen::Shape shape;
+};
+
+// Scratch of the builder: the jobs' first index per sequence and the work prefix sums.
+inline size_t varlen_job_workspace_bytes(const varlen::Shape& s) {
+  const size_t starts = (static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t);
+  return (starts + 7) / 8 * 8 + (varlen::job_capacity(s) + 1) * sizeof(uint64_t);
+}
+
+cudaError_t launch_varlen_job_table(const VarlenJobArgs& args, cudaStream_t stream);
+
+}  // namespace zyfa::cuda

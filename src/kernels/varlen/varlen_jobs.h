@@ -1,0 +1,158 @@
+// The job table of a varlen call, built where the lengths are: on the device from cu_seqlens
+// (kernels/cuda/varlen_jobs.cu, one block), or on the host for host-memory backends and tests,
+// with the same functions below (plain C++, no library calls, so nvcc and the HIP compiler
+// take it as is). The host never reads device lengths, so a graph captured with one set of
+// lengths replays correctly with any other under the same maxima.
+//
+// The table has the format of host/job_table.h (the fixed-length kernels' format):
+//   words[0] G, words[1] n_tiles = ceil(max_seqlen_q / T), words[2 .. 2+G] job offsets per
+//   CTA, then (tile_a, tile_b) per job, a tile being (b * heads + h) * n_tiles + m with b the
+//   sequence; kNoTile for none.
+// A kernel reads sequence b's rows and lengths from cu_seqlens itself, through seq_at().
+//
+// Jobs: for each sequence, each query head, the query tiles paired first with last (tile p
+// with tile tiles - 1 - p; the middle one alone), so causal work pairs within a sequence. Jobs
+// are in (sequence, head, pair) order, so the CTAs that run at the same time share K and V in
+// L2, and split into G contiguous runs of equal work (cost: key blocks plus a fixed overhead
+// per tile): CTA w runs the jobs whose work prefix c_j satisfies w * W <= c_j * G < (w+1) * W,
+// W the total, so no CTA has more than W / G plus one job.
+#pragma once
+
+#include <stdint.h>
+
+#if defined(__CUDACC__) || defined(__HIP__)
+#define ZYFA_VARLEN_HD __host__ __device__
+#else
+#define ZYFA_VARLEN_HD
+#endif
+
+namespace zyfa::varlen {
+
+inline constexpr uint32_t kNoTile = 0xFFFFFFFFu;  // as host/job_table.h
+inline constexpr uint32_t kTileOverhead = 2;      // key blocks' worth of fixed work per tile
+
+// Everything the builder knows on the host: the call's shape and maxima, never a length.
+struct Shape {
+  int32_t batch;      // sequences (varlen_batch)
+  int32_t heads;      // query heads
+  int32_t tile_rows;  // T: query rows per tile
+  int32_t block_n;    // keys per key block of the kernel
+  int32_t max_q, max_k;       // max_seqlen_q, max_seqlen_k
+  int64_t total_q, total_k;   // rows of the packed tensors
+  int32_t grid;       // G: persistent CTAs
+};
+
+// Sequence b as the kernels see it. The prefix sums are clamped into the tensors and the
+// maxima, so that bad device values can never move a read or write out of the tensors:
+// start in [0, total], end in [start, total], length at most the maximum.
+struct Seq {
+  int64_t q0, k0;
+  int32_t lq, lk;
+};
+
+ZYFA_VARLEN_HD inline int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+ZYFA_VARLEN_HD inline Seq seq_at(const int32_t* cu_q, const int32_t* cu_k, int32_t b, const Shape& s) {
+  Seq r;
+  r.q0 = clamp64(cu_q[b], 0, s.total_q);
+  r.k0 = clamp64(cu_k[b], 0, s.total_k);
+  r.lq = static_cast<int32_t>(clamp64(clamp64(cu_q[b + 1], r.q0, s.total_q) - r.q0, 0, s.max_q));
+  r.lk = static_cast<int32_t>(clamp64(clamp64(cu_k[b + 1], r.k0, s.total_k) - r.k0, 0, s.max_k));
+  return r;
+}
+
+ZYFA_VARLEN_HD inline uint32_t n_tiles(const Shape& s) {
+  return static_cast<uint32_t>((static_cast<int64_t>(s.max_q) + s.tile_rows - 1) / s.tile_rows);
+}
+ZYFA_VARLEN_HD inline uint32_t tiles_of(const Seq& q, const Shape& s) {
+  return static_cast<uint32_t>((static_cast<int64_t>(q.lq) + s.tile_rows - 1) / s.tile_rows);
+}
+ZYFA_VARLEN_HD inline uint32_t pairs_of(const Seq& q, const Shape& s) { return (tiles_of(q, s) + 1) / 2; }
+
+// Key blocks tile m of sequence q sees under the bottom-right causal mask (query i sees keys
+// j <= i + lk - lq): 0 when none of its rows sees a key.
+ZYFA_VARLEN_HD inline uint32_t tile_blocks(const Seq& q, uint32_t m, const Shape& s) {
+  const int64_t last_row = static_cast<int64_t>(m + 1) * s.tile_rows - 1 < q.lq - 1
+                               ? static_cast<int64_t>(m + 1) * s.tile_rows - 1
+                               : static_cast<int64_t>(q.lq) - 1;
+  const int64_t last_key = last_row + q.lk - q.lq;
+  if (last_key < 0 || q.lk == 0) return 0;
+  const int64_t blocks = last_key / s.block_n + 1, all = (static_cast<int64_t>(q.lk) + s.block_n - 1) / s.block_n;
+  return static_cast<uint32_t>(blocks < all ? blocks : all);
+}
+
+// Jobs of the table at most, from the shape alone (sizes the device buffers): a sequence has
+// at most ceil(n_tiles / 2) pairs per head since lq <= max_q. (A bound through total_q would
+// be smaller, but bad prefix sums may make clamped sequences overlap.)
+ZYFA_VARLEN_HD inline uint64_t job_capacity(const Shape& s) {
+  return static_cast<uint64_t>(s.heads) * static_cast<uint64_t>(s.batch) * ((n_tiles(s) + 1) / 2);
+}
+ZYFA_VARLEN_HD inline uint64_t table_words(const Shape& s) { return 3 + static_cast<uint64_t>(s.grid) + 2 * job_capacity(s); }
+
+// Job j, given the first job of each sequence (job_start[b], b = 0..batch, exclusive prefix
+// sums of heads * pairs_of): sequence, head, pair, and its two tile words and cost.
+struct Job {
+  uint32_t tile_a, tile_b, cost;
+};
+
+ZYFA_VARLEN_HD inline int32_t sequence_of_job(uint32_t j, const uint32_t* job_start, int32_t batch) {
+  int32_t lo = 0, hi = batch;  // the last b with job_start[b] <= j (sequences of no job skipped)
+  while (hi - lo > 1) {
+    const int32_t mid = (lo + hi) / 2;
+    if (job_start[mid] <= j) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+ZYFA_VARLEN_HD inline Job job_at(uint32_t j, const uint32_t* job_start, const int32_t* cu_q, const int32_t* cu_k,
+                                 const Shape& s) {
+  const int32_t b = sequence_of_job(j, job_start, s.batch);
+  const Seq q = seq_at(cu_q, cu_k, b, s);
+  const uint32_t pairs = pairs_of(q, s), tiles = tiles_of(q, s), local = j - job_start[b];
+  const uint32_t h = local / pairs, p = local - h * pairs, other = tiles - 1 - p;
+  const uint32_t stream = (static_cast<uint32_t>(b) * static_cast<uint32_t>(s.heads) + h) * n_tiles(s);
+  Job r;
+  r.tile_a = stream + p;
+  r.tile_b = other != p ? stream + other : kNoTile;
+  r.cost = tile_blocks(q, p, s) + kTileOverhead + (other != p ? tile_blocks(q, other, s) + kTileOverhead : 0);
+  return r;
+}
+
+// CTA w's first job: the first j whose work prefix c_j (cost_prefix[j], exclusive; [jobs] =
+// the total) has c_j * G >= w * total.
+ZYFA_VARLEN_HD inline uint32_t cta_begin(uint32_t w, const uint64_t* cost_prefix, uint32_t jobs, int32_t grid) {
+  const uint64_t want = static_cast<uint64_t>(w) * cost_prefix[jobs];
+  uint32_t lo = 0, hi = jobs;  // first j in [0, jobs] with cost_prefix[j] * G >= want
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (cost_prefix[mid] * static_cast<uint64_t>(grid) >= want) hi = mid; else lo = mid + 1;
+  }
+  return w == 0 ? 0 : lo;
+}
+
+// The whole table by one thread, in the order the device kernel's steps produce it: the host
+// builder of host-memory backends and the reference of the device one. Scratch: job_start
+// holds batch + 1 words, cost_prefix job_capacity(s) + 1; words table_words(s). Returns the
+// number of jobs.
+ZYFA_VARLEN_HD inline uint32_t build_serial(const int32_t* cu_q, const int32_t* cu_k, const Shape& s,
+                                            uint32_t* job_start, uint64_t* cost_prefix, uint32_t* words) {
+  job_start[0] = 0;
+  for (int32_t b = 0; b < s.batch; ++b)
+    job_start[b + 1] = job_start[b] + static_cast<uint32_t>(s.heads) * pairs_of(seq_at(cu_q, cu_k, b, s), s);
+  const uint32_t jobs = job_start[s.batch];
+  const uint32_t g = static_cast<uint32_t>(s.grid);
+  cost_prefix[0] = 0;
+  for (uint32_t j = 0; j < jobs; ++j) {
+    const Job job = job_at(j, job_start, cu_q, cu_k, s);
+    cost_prefix[j + 1] = cost_prefix[j] + job.cost;
+    words[3 + g + 2 * j] = job.tile_a;
+    words[4 + g + 2 * j] = job.tile_b;
+  }
+  words[0] = g;
+  words[1] = n_tiles(s);
+  for (uint32_t w = 0; w < g; ++w) words[2 + w] = cta_begin(w, cost_prefix, jobs, s.grid);
+  words[2 + g] = jobs;
+  return jobs;
+}
+
+}  // namespace zyfa::varlen
