@@ -98,6 +98,9 @@ S_T1 = 99
 S_BADV = 100  # smallest key with a NaN in V in the diagonal tile (absolute), past the tile if none
 S_LARGE = 101  # 1 when some row's running max is at least LARGE_M in magnitude (lean P's slow path)
 NEXT_SGPR = 102
+# 8 K rows in bytes (the step between a lane's K loads), in the high word of the K row stride,
+# which the kernel never reads (row offsets are 32-bit: the host checks they fit)
+S_K8 = S_KS + 3
 
 # ---- VGPRs. VGPRs + AGPRs stay within 256, so that two workgroups (two waves per SIMD) fit a
 # CU: while one wave of a SIMD runs its MFMAs, the other's softmax fills the vector pipe.
@@ -120,7 +123,7 @@ V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 158, 159, 160, 161, 162, 163
 V_BM = 164         # block maximum (raw accumulator units)
 V_C = 166          # lean-P addend of the block (even: a packed-math operand pair)
 V_SC = 167         # E8M0 scale of the block
-V_ALPHA, V_BPERM, V_KR, V_KW, V_VW = 168, 169, 170, 171, 172
+V_ALPHA, V_KR, V_KW, V_VW = 168, 170, 171, 172  # v169: the pair of alpha (v_pk_mul)
 V_NEGINF, V_127 = 173, 174
 NEXT_VGPR = 176
 A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
@@ -196,10 +199,6 @@ def prologue():
         f"v_lshrrev_b32 v{V_T}, 6, v{V_TID}",
         "s_nop 0",
         f"v_readfirstlane_b32 s{S_WAVE}, v{V_T}",
-        "// ds_bpermute address of the partner lane (lane ^ 32), which holds the other half of the row",
-        f"v_and_b32 v{V_T}, 63, v{V_TID}",
-        f"v_xor_b32 v{V_T}, 32, v{V_T}",
-        f"v_lshlrev_b32 v{V_BPERM}, 2, v{V_T}",
         f"v_mov_b32 v{V_BIAS}, {f32(LEAN_BIAS)}",
         f"v_mov_b32 v{V_NEGINF}, 0xff800000",
         f"v_mov_b32 v{V_127}, 0x7f",
@@ -290,29 +289,33 @@ def tile_setup():
         f"v_mov_b32 v{V_M}, 0xff800000",
         f"s_add_u32 s{S_NKT}, s{S_TILE}, 1",
         f"s_mov_b32 s{S_KT}, 0",
-        "s_waitcnt vmcnt(0)",
-    ]
-    b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
-    b += [
-        "// key tile 0",
+        "// key tile 0's loads go out before Q is waited for (the 8 of issue_loads after Q's 4)",
     ]
     b += init_row_offsets() + issue_loads()
+    b += ["s_waitcnt vmcnt(8)"]
+    b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
     return b
 
 
-# Staging roles of the thread, recomputed where needed (temporaries, not kept): K row t/2 at
-# byte 64 (t%2) of the row; V keys 4 (t%32) .. +3 at dv 16 (t/32) .. +15.
-R_T2, R_KPART, R_KG4, R_DG16 = V_T + 8, V_T + 9, V_T + 10, V_T + 11
+# Staging roles of thread t = 64 w + l, recomputed where needed (temporaries, not kept). Each
+# global load instruction of a wave covers 8 whole 128-byte rows (8 lanes per row, 16 bytes
+# each), so no cache line is fetched by two instructions:
+#   K: rows 32 w + l/8 + 8 i (load i = 0..3), bytes 16 (l%8) .. +15: R_T2 = 32 w + l/8;
+#   V: keys 4 g .. 4 g + 3 with g = t/8 (load i takes key 4 g + i), dv bytes 16 (t%8) .. +15.
+# R_KPART = R_DG16 = 16 (t%8), R_KG4 = 4 g.
+R_T2, R_KPART, R_KG4, R_DG16 = V_T + 8, V_T + 9, V_T + 10, V_T + 9
+K_ROWS_PER_LOAD = 8
 
 
 def staging_roles():
-    return [f"v_lshrrev_b32 v{R_T2}, 1, v{V_TID}",
-            f"v_and_b32 v{R_KPART}, 1, v{V_TID}",
-            f"v_lshlrev_b32 v{R_KPART}, 6, v{R_KPART}",
-            f"v_and_b32 v{R_KG4}, 31, v{V_TID}",
-            f"v_lshlrev_b32 v{R_KG4}, 2, v{R_KG4}",
-            f"v_lshrrev_b32 v{R_DG16}, 5, v{V_TID}",
-            f"v_lshlrev_b32 v{R_DG16}, 4, v{R_DG16}"]
+    return [f"v_lshrrev_b32 v{R_T2}, 6, v{V_TID}",
+            f"v_lshlrev_b32 v{R_T2}, 5, v{R_T2}",
+            f"v_bfe_u32 v{R_KG4}, v{V_TID}, 3, 3",
+            f"v_add_u32 v{R_T2}, v{R_T2}, v{R_KG4}",
+            f"v_and_b32 v{R_KPART}, 7, v{V_TID}",
+            f"v_lshlrev_b32 v{R_KPART}, 4, v{R_KPART}",
+            f"v_lshrrev_b32 v{R_KG4}, 3, v{V_TID}",
+            f"v_lshlrev_b32 v{R_KG4}, 2, v{R_KG4}"]
 
 
 def init_row_offsets():
@@ -328,6 +331,7 @@ def init_row_offsets():
          f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{R_KPART}",
          f"v_mov_b32 v{V_KSTEP}, s{S_KS + 2}",
          f"v_lshlrev_b32 v{V_KSTEP}, 7, v{V_KSTEP}",
+         f"s_lshl_b32 s{S_K8}, s{S_KS + 2}, 3",
          f"v_mul_lo_u32 v{V_VMAX}, v{t}, s{S_VS + 2}",
          f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{R_DG16}",
          f"v_mov_b32 v{V_VSTEP}, s{S_VS + 2}",
@@ -342,13 +346,15 @@ def init_row_offsets():
 def issue_loads():
     """Global loads of the K and V rows of the next key tile into V_PF, then the offsets move
     on by one key tile."""
-    b = [
-        "// K: row min(key0 + t/2, seqlen - 1), bytes 64 (t%2) .. +63",
-        f"v_min_u32 v{V_T + 8}, v{V_KOFF}, v{V_KMAX}",
-    ]
+    b = ["// K: rows min(key0 + 32 w + l/8 + 8 i, seqlen - 1), bytes 16 (l%8) .. +15"]
     for i in range(4):
-        b.append(f"global_load_dwordx4 {vr(V_PF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}] offset:{16 * i}")
-    b.append("// V: rows min(key0 + 4(t%32) + i, seqlen - 1), dv 16(t/32) .. +15")
+        if i == 0:
+            b.append(f"v_min_u32 v{V_T + 8}, v{V_KOFF}, v{V_KMAX}")
+        else:
+            b += [f"v_add_u32 v{V_T + 9}, s{S_K8}, v{V_T + 9 if i > 1 else V_KOFF}",
+                  f"v_min_u32 v{V_T + 8}, v{V_T + 9}, v{V_KMAX}"]
+        b.append(f"global_load_dwordx4 {vr(V_PF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}]")
+    b.append("// V: rows min(key0 + 4 (t/8) + i, seqlen - 1), dv 16 (t%8) .. +15")
     for i in range(4):
         b += [f"v_min_u32 v{V_T + 4 + i}, v{V_VOFF + i}, v{V_VMAX}",
               f"global_load_dwordx4 {vr(V_PF + 16 + 4 * i, 4)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
@@ -361,7 +367,7 @@ def store_lds():
     """The loaded key tile into LDS: K row-major, V transposed (Vt[dv][key])."""
     b = ["s_waitcnt vmcnt(0)"]
     for i in range(4):
-        b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF + 4 * i, 4)} offset:{16 * i}")
+        b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF + 4 * i, 4)} offset:{K_ROWS_PER_LOAD * KROW * i}")
     b += diagonal_v_check()
     b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
           "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
@@ -390,12 +396,12 @@ def store_lds():
 
 def diagonal_v_check():
     """In the diagonal key tile only: the wave's smallest key (tile offset) with a NaN code in
-    the V bytes it staged (all 128 keys, dv 32 w .. 32 w + 31) goes to LDS word w, and those
+    the V bytes it staged (keys 32 w .. 32 w + 31, every dv) goes to LDS word w, and those
     codes are zeroed, so that a masked P of 0 never multiplies a NaN. A byte x is NaN when
     (x & 0x7f) + 1 carries into bit 7; per dword, 0x80 then marks each NaN byte."""
     t = V_T
     skip, clean = L("not_diagonal"), L("v_finite")
-    v = [V_PF + 16 + 4 * i + w for i in range(4) for w in range(4)]  # key 4(t%32) + i, dword w
+    v = [V_PF + 16 + 4 * i + w for i in range(4) for w in range(4)]  # key 4 (t/8) + i, dword w
     b = [f"s_add_u32 s{S_T1}, s{S_KT}, 1",
          f"s_cmp_lt_u32 s{S_T1}, s{S_NKT}",
          f"s_cbranch_scc1 {skip}",
@@ -409,14 +415,17 @@ def diagonal_v_check():
                   f"v_and_b32 v{dst}, 0x80808080, v{dst}"]
             if w:
                 b.append(f"v_or_b32 v{t + 4 + i}, v{t + 4 + i}, v{t + 8}")
-    b += ["// lanes l and l + 32 stage the same keys 4(l%32) .. +3: bit g of the OR of a ballot's",
-          "// halves is key 4g + i; s_ff1 of 0 is -1, which makes the key >= 128 (none)",
-          f"s_mov_b32 s{S_BADV}, -1"]
+    b += ["// lanes 8 g' .. 8 g' + 7 stage keys 32 w + 4 g' .. +3: the first lane l of the ballot of",
+          "// staged key i is key 32 w + 4 (l/8) + i; s_ff1 of 0 is -1, which makes the key huge",
+          "// (0x7ffffffc + the rest: none)",
+          f"s_mov_b32 s{S_BADV}, -1",
+          f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 5"]
     for i in range(4):
         b += [f"v_cmp_ne_u32_e64 s[{S_X}:{S_X + 1}], 0, v{t + 4 + i}",
-              f"s_or_b32 s{S_X}, s{S_X}, s{S_X + 1}",
-              f"s_ff1_i32_b32 s{S_Y}, s{S_X}",
+              f"s_ff1_i32_b64 s{S_Y}, s[{S_X}:{S_X + 1}]",
+              f"s_lshr_b32 s{S_Y}, s{S_Y}, 3",
               f"s_lshl_b32 s{S_Y}, s{S_Y}, 2",
+              f"s_add_u32 s{S_Y}, s{S_Y}, s{S_T1}",
               f"s_add_u32 s{S_Y}, s{S_Y}, {i}",
               f"s_min_u32 s{S_BADV}, s{S_BADV}, s{S_Y}"]
     b += [f"s_min_u32 s{S_BADV}, s{S_BADV}, {TILE}",
@@ -476,10 +485,10 @@ def qk(half: int):
     are read while block 0's softmax runs: an MFMA reads SrcA/B at issue, so the registers
     can be refilled right after the MFMAs that use them went out)."""
     if half == 0:
-        b = k_reads(0) + ["s_waitcnt lgkmcnt(4)"] + qk_mfmas(0) + ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1)
-        b += k_reads(1)
+        b = k_reads(0) + ["s_waitcnt lgkmcnt(4)", "s_setprio 1"] + qk_mfmas(0)
+        b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + ["s_setprio 0"] + k_reads(1)
     else:
-        b = ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(0) + qk_mfmas(1)
+        b = ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(0) + qk_mfmas(1) + ["s_setprio 0"]
     return b + MFMA_READ_NOPS
 
 
@@ -563,8 +572,11 @@ def softmax():
     t = V_T
     b = ["// block maximum (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
     b += max_of(V_BM, [V_S + i for i in range(32)])
-    b += [f"ds_bpermute_b32 v{t}, v{V_BPERM}, v{V_BM}",
-          "s_waitcnt lgkmcnt(0)",
+    b += ["// lanes j and j + 32 exchange their maxima (v_permlane32_swap: lanes 32-63 of the first",
+          "// operand with lanes 0-31 of the second), no LDS round trip",
+          f"v_mov_b32 v{t}, v{V_BM}",
+          "s_nop 1",
+          f"v_permlane32_swap_b32 v{t}, v{V_BM}",
           f"v_max_f32 v{V_BM}, v{V_BM}, v{t}",
           "// block max in base-2 score units; lazy rescaling: m moves only beyond the threshold",
           f"v_mul_f32 v{t}, v{V_BM}, v{V_F}",
@@ -655,7 +667,7 @@ def pv(half: int):
         return out
 
     ahead = 3
-    b = []
+    b = ["s_setprio 1"]
     for J in range(ahead):
         b += reads(J)
     for J in range(4):
@@ -669,7 +681,8 @@ def pv(half: int):
     lreg = f"a[{A_L}:{A_L + 15}]"
     b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P, 8)}, {lreg}, "
              f"v{V_127}, v{V_SC} op_sel_hi:[0,0,0]")
-    return b
+    # the first block's P V runs straight into the second block's scores (one MFMA phase)
+    return b + (["s_setprio 0"] if half == 1 else [])
 
 
 def key_block(half: int):
