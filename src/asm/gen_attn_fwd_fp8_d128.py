@@ -23,8 +23,9 @@ the other's softmax runs on the vector pipe. The key loop runs over 128-key tile
   3. softmax per row in the lane (the partner lane j ^ 32 holds the other half of the row):
      base-2 scores t = acc * scale * log2(e) * dq * dk; lazy rescaling per 64-key block (the
      running max moves only when the block's max exceeds it by more than 0.125); the integer
-     k = clamp(floor(-(block max - m)), 0, 126); lean P: the e4m3 code of
-     2^(t - m + k) is trunc(8 (t - m + k) + 56.1557) written by one multiply-add (from the raw
+     k = clamp(floor(-(block max - m)), 0, 118) + 8 (the block max is written as about 2^8,
+     so 8 more binades below it stay normal codes); lean P: the e4m3 code of
+     2^(t - m + k) is trunc(8 (t - m + k) + 56.25) written by one multiply-add (from the raw
      accumulator: 8 * scale is folded into the multiplier, the rest into the addend) and one
      v_cvt_u32_f32 (truncating, negatives and -inf to 0); v_pk_fma_f32 does two multiply-adds;
   4. O^T += V^T P^T, Vt (from LDS) as the A operand in the key order the lane holds P in, P^T
@@ -63,7 +64,8 @@ VROW = 132            # LDS bytes per Vt row (one dv, 128 keys; 33 dwords: the 3
 VT_BASE = TILE * KROW
 BADV_BASE = VT_BASE + 128 * VROW  # 4 dwords: wave w's smallest diagonal-tile key with a NaN in V
 LDS_BYTES = BADV_BASE + 16
-LEAN_BIAS = 56.5 + 4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977)  # fp8_model.h kLeanBias
+LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
+BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written as about 2^8, not 1
 RESCALE_THRESHOLD = 0.125
 LARGE_M = 2.0 ** 14   # |running max| from which lean P takes the out-of-line path (8m: ulp 2^-6)
 LN2 = 0.6931471805599453
@@ -594,11 +596,14 @@ def softmax():
     b += [f"s_cmp_eq_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {skip}"]
     b += rescale_accumulators() + large_m_check()
     b += [f"{skip}:"]
-    b += ["// k = clamp(floor(m - block max), 0, 126); addend C = bias + 8 (k - m); scale byte 127 - k",
+    b += ["// k = clamp(floor(m - block max), 0, 126 - lift) + lift: the block max is written as about",
+          "// 2^lift, so lean P keeps 8 more binades below it in normal codes (e4m3 reaches 448 = 2^8.8;",
+          "// P <= 2^(lift + 0.125)); addend C = bias + 8 (k - m); scale byte 127 - k",
           f"v_sub_f32 v{t}, v{t}, v{V_M}",
           f"v_floor_f32_e64 v{t}, -v{t}",
           f"v_max_f32 v{t}, 0, v{t}",
-          f"v_min_f32 v{t}, 0x42fc0000, v{t}",
+          f"v_min_f32 v{t}, {f32(126.0 - BLOCK_LIFT)}, v{t}",
+          f"v_add_f32 v{t}, {f32(float(BLOCK_LIFT))}, v{t}",
           f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
           f"v_mul_f32 v{t + 1}, 0x41000000, v{t + 1}",
           f"v_add_f32 v{V_C}, v{V_BIAS}, v{t + 1}",

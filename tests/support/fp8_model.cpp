@@ -20,7 +20,10 @@ KernelModelOptions kernel_options(const test::AttnConfig& c) {
   o.p_mode = lean ? PMode::LEAN : PMode::EXACT;
   // The generated FP8 d = 128 kernel takes its online-softmax step (and lazy-rescale test) per
   // 64-key block, two per 128-key LDS tile.
-  if (lean) o.tile_keys = 64;
+  if (lean) {
+    o.tile_keys = 64;
+    o.block_lift = kLeanBlockLift;
+  }
   o.block_scaling = c.dtype == ZYFA_DTYPE_FP8_E4M3;
   o.denominator = Denominator::ROUNDED_P;
   return o;
@@ -84,6 +87,7 @@ void run_row(const test::AttnData& a, const KernelModelOptions& o, const Decoded
       if (fp8 && o.block_scaling && xmax < 0.0f) {
         k = static_cast<int>(std::floor(-xmax));  // xmax + k in (-1, 0]
       }
+      if (fp8 && o.block_scaling) k += o.block_lift;
       const float up = static_cast<float>(k);
       float block_sum = 0.0f, raw_sum = 0.0f;
       for (int64_t j = s0; j < s1; ++j) {
