@@ -1,13 +1,17 @@
 // BF16 causal attention forward, d = 128, for gfx950: 8 waves in ping-pong.
 //
 // A workgroup takes a query tile of 256 rows; wave w owns rows 32w .. 32w + 31 of it. K and V
-// stream through LDS in 64-key blocks, double-buffered, loaded by all 512 threads (global ->
-// registers one iteration ahead -> LDS). Waves 0-3 and 4-7 share the four SIMDs, one of each
+// stream through LDS in 64-key blocks, triple-buffered, loaded by all 512 threads straight
+// from global memory into LDS (LDS DMA) two blocks ahead; only V blocks on the diagonal, which
+// must be sanitized, pass through registers. Waves 0-3 and 4-7 share the four SIMDs, one of each
 // per SIMD, and run half an iteration apart: every iteration is a matrix phase (P·V of block j,
 // then the scores of block j + 1: two score tiles in flight) and a vector phase (softmax of
-// block j + 1), separated by workgroup barriers, and waves 4-7 pass one extra barrier first, so
-// that on each SIMD one wave's MFMAs run while the other wave computes its softmax. The matrix
-// phase runs at raised priority (s_setprio) so its MFMAs issue ahead of the other wave's VALU.
+// block j + 1), with one workgroup barrier. Waves 0-3 run matrix phase j, then their softmax
+// of block j + 1, then the barrier; waves 4-7 run their softmax of block j first, then matrix
+// phase j, then the barrier. So on each SIMD one wave's MFMAs run while the other wave
+// computes its softmax, and the barrier realigns them once an iteration. The matrix phase
+// runs at raised priority (s_setprio) so its MFMAs issue ahead of the other wave's VALU, and
+// its LDS reads are scheduled four MFMAs ahead of their use.
 //
 // Layouts are those of the baseline kernel (attn_fwd_common.h): scores transposed,
 // S^T = K Q^T with K the A operand of v_mfma_f32_32x32x16_bf16, so lane l holds query l % 32
@@ -15,16 +19,21 @@
 // operand of O^T += V^T P^T, and V^T comes from LDS through ds_read_b64_tr_b16, which hands
 // each lane 4 consecutive keys of its own output column.
 //
-// LDS rows are 256 bytes (one key); their 16-byte chunks are XOR-swizzled with the row's low
-// four bits, so that the 32 K rows one MFMA operand reads, and the 16 chunks of a row that
-// the loaders write, fall on distinct banks.
+// LDS rows are 256 bytes (one key, all 64 banks); 16-byte chunk c of row r sits at position
+// c ^ swz(r), swz(r) = the row's bits 0-1 and 2-3 swapped. Every phase of the LDS accesses then
+// falls on distinct banks: the 16 K rows of a ds_read_b128 phase (swz is a bijection of the
+// low four bits), the 4 rows x 4 chunks of a ds_read_b64_tr_b16 phase (4 consecutive rows
+// give 4 different high position bits; with the row's low bits alone, 4-way conflicts), and
+// the 16 chunks of a row that a loader writes.
 //
-// LDS ordering (barriers numbered from the one that ends the prologue, #0): in the matrix
-// phase of iteration j every wave reads K_{j+1} and V_j and writes K_{j+2} and V_{j+1} into
-// the other halves of the double buffers. Waves 0-3 run that phase between barriers #2j and
-// #2j+1, waves 4-7 between #2j+1 and #2j+2. The buffer K_{j+2} overwrites held K_j, last read
-// before #2j; V_{j+1} overwrites V_{j-1}, last read before #2j; both are complete at #2j+2,
-// before any wave's matrix phase j + 1 reads them.
+// LDS ordering (barriers numbered from the one that ends the prologue, #0; block i in buffer
+// i % 3): every wave runs matrix phase j between barriers #j and #j+1. There it reads K_{j+1}
+// and V_j, starts the loads of K_{j+3} (over K_j) and V_{j+2} (over V_{j-1}), and writes a
+// staged diagonal V_{j+1} (over V_{j-2}). K_j and V_{j-1} were last read in matrix phase
+// j - 1, before #j, so no load overtakes a read. Each wave waits for its loads of iteration j
+// at the end of its matrix phase j + 1, before #j+2; nobody reads K_{j+3} or V_{j+2} before
+// #j+2 (matrix phase j + 2), and nobody touches their buffers in between. The staged V_{j+1}
+// is written before #j+1 and first read after it.
 //
 // Numerics: base-2 online softmax with lazy rescaling: the reference maximum m of a row moves
 // only when a block's maximum exceeds it by more than 0.5 in base-2 units (log2 of the
@@ -50,12 +59,15 @@ template <typename T>
 using lptr = __attribute__((address_space(3))) T*;
 
 struct Lds {
-  uint8_t k[2][kBlockBytes];
-  uint8_t v[2][kBlockBytes];
+  uint8_t k[3][kBlockBytes];
+  uint8_t v[3][kBlockBytes];
   uint32_t bad_key;  // smallest key of the diagonal blocks with a non-finite V element
 };
 
 // RNE to BF16 by the hardware conversion (v_cvt_pk_bf16_f32).
+// Swizzle of the 16-byte chunks of LDS row r (see the header).
+__device__ inline constexpr int swz(int r) { return ((r & 3) << 2) | ((r >> 2) & 3); }
+
 __device__ inline uint32_t pack_bf16(float a, float b) {
   return __builtin_bit_cast(uint32_t, __builtin_convertvector(f32x2{a, b}, bf16x2));
 }
@@ -66,6 +78,40 @@ __device__ __forceinline__ void barrier() {
   __builtin_amdgcn_sched_barrier(0);
   asm volatile("s_waitcnt lgkmcnt(0)\n\ts_barrier" ::: "memory");
   __builtin_amdgcn_sched_barrier(0);
+}
+
+// Waits until at most n of this wave's vector memory operations are outstanding (they retire
+// in order). The LDS-DMA loads below are inline assembly, so the compiler does not count them.
+__device__ __forceinline__ void wait_vmcnt(int n) {
+  if (n >= 4)
+    asm volatile("s_waitcnt vmcnt(4)" ::: "memory");
+  else if (n >= 2)
+    asm volatile("s_waitcnt vmcnt(2)" ::: "memory");
+  else
+    asm volatile("s_waitcnt vmcnt(0)" ::: "memory");
+}
+
+// 64 rows of K or V (16 KiB) from global memory straight into LDS (global_load_lds_dwordx4):
+// each instruction of a wave fills 1 KiB of LDS, M0 + 16 x lane, so wave w writes rows
+// 4w + 32i + lane / 16 (i = 0, 1) at position lane % 16, and loads the global chunk that the
+// swizzle puts there. The loads go out as inline assembly: the compiler would otherwise make
+// every LDS read wait for every LDS-DMA load in flight (it cannot tell the buffers apart), and
+// the prefetch two blocks ahead would be lost. s_nop 0: the one wait state between the
+// compiler's SALU write of M0 and an LDS-DMA load that reads it.
+__device__ __forceinline__ void dma_block(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
+                                          int seqlen, int wave, int lane) {
+  const uint32_t chunk = static_cast<uint32_t>((lane & 15) ^ swz(4 * wave + (lane >> 4)));
+  // Computed where it is used: hoisted out of the key loop, the six buffers' M0 values of
+  // each of K and V would hold 12 scalar registers (spilled).
+  uint32_t first = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf)) + 4 * wave * kRowBytes;
+  asm volatile("" : "+s"(first));
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const uint32_t key = static_cast<uint32_t>(min(kb + 4 * wave + 32 * i + (lane >> 4), seqlen - 1));
+    const uint32_t voff = key * row_bytes + 16u * chunk;
+    const uint32_t m0 = first + 32 * i * kRowBytes;
+    asm volatile("s_nop 0\n\tglobal_load_lds_dwordx4 %0, %1" ::"v"(voff), "s"(base), "{m0}"(m0) : "memory");
+  }
 }
 
 // 64 rows of K or V (16 KiB) to registers: thread t takes 16-byte chunk t % 16 of rows t / 16
@@ -89,7 +135,7 @@ __device__ __forceinline__ void store_block(lptr<uint8_t> buf, const Stage& st, 
   const int r = tid >> 4, c = tid & 15;
 #pragma unroll
   for (int i = 0; i < 2; ++i)
-    *reinterpret_cast<lptr<u32x4>>(buf + (r + 32 * i) * kRowBytes + ((c ^ (r & 15)) << 4)) = st.x[i];
+    *reinterpret_cast<lptr<u32x4>>(buf + (r + 32 * i) * kRowBytes + ((c ^ swz(r)) << 4)) = st.x[i];
 }
 
 // V of a diagonal block: keys past the sequence become 0, and so do non-finite elements, whose
@@ -139,19 +185,37 @@ struct Wave {
   int q0;           // the wave's first query row (uniform)
 };
 
+// The schedule of a run of n MFMAs that take r LDS reads each: the reads of the first kAhead
+// MFMAs first, then each MFMA followed by the reads of the one kAhead later, so that every
+// read has kAhead MFMAs (32 clocks each) to return in. The compiler's own order issued most
+// reads just before their MFMA and waited for them there.
+inline constexpr int kAhead = 4;
+template <int n, int r>
+__device__ __forceinline__ void sched_reads_ahead() {
+  __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);  // 0x100: LDS reads
+#pragma unroll
+  for (int i = 0; i < n - kAhead; ++i) {
+    __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);  // 0x008: MFMA
+    __builtin_amdgcn_sched_group_barrier(0x100, r, 0);
+  }
+  __builtin_amdgcn_sched_group_barrier(0x008, kAhead, 0);
+}
+
 // S^T = K Q^T for one 64-key block in LDS.
 __device__ __forceinline__ void scores(Wave& w, lptr<uint8_t> kbuf) {
+  w.s[0] = w.s[1] = f32x16{};
+  // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
 #pragma unroll
-  for (int sb = 0; sb < 2; ++sb) {
-    w.s[sb] = f32x16{};
+  for (int c = 0; c < 8; ++c) {
 #pragma unroll
-    for (int c = 0; c < 8; ++c) {
+    for (int sb = 0; sb < 2; ++sb) {
       // Chunk 2c + h of row ql, swizzled: (2c + h) ^ x = 2c ^ (h ^ x), so step c flips bits 5-7.
       const u32x4 k = *reinterpret_cast<lptr<u32x4>>(kbuf + (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes);
       w.s[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k),
                                                         __builtin_bit_cast(bf16x8, w.q[c]), w.s[sb], 0, 0, 0);
     }
   }
+  sched_reads_ahead<16, 1>();
 }
 
 // O^T += V^T P^T for one 64-key block in LDS. MFMA t of a 32-key half takes score registers
@@ -164,17 +228,18 @@ __device__ __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) {
     for (int t = 0; t < 2; ++t)
 #pragma unroll
       for (int jd = 0; jd < 4; ++jd) {
-        // Second quad: 8 rows on (row bit 3, so swizzle bit 3 of the chunk, byte bit 7);
+        // Second quad: 8 rows on (row bit 3, so swizzle bit 1 of the chunk, byte bit 5);
         // column block jd: chunk + 4 jd (byte bits 6-7).
         const int off = (32 * sb + 16 * t) * kRowBytes;
         const i16x4 lo = __builtin_amdgcn_ds_read_tr16_b64_v4i16(
             reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6)) + off));
         const i16x4 hi = __builtin_amdgcn_ds_read_tr16_b64_v4i16(
-            reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6) ^ (1 << 7)) + off + 8 * kRowBytes));
+            reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6) ^ (1 << 5)) + off + 8 * kRowBytes));
         const bf16x8 va = __builtin_bit_cast(bf16x8, __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7));
         w.o[jd] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(va, __builtin_bit_cast(bf16x8, w.p[sb][t]), w.o[jd], 0, 0,
                                                           0);
       }
+  sched_reads_ahead<16, 2>();
 }
 
 // Softmax of the scores of block kb (keys kb .. kb + 63) into P, with the lazy rescale.
@@ -256,6 +321,9 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   // Read the arguments afresh for every tile (hoisted, they would hold scalar registers).
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
+  // Opaque per tile: values derived from the wave index (its row offset, LDS offsets) are
+  // otherwise hoisted out of the tile loop and held in scalar registers (spilled).
+  asm volatile("" : "+s"(wave));
   const auto& a = *ap;
   const int seqlen = a.seqlen;
   const uint32_t bh = fast_div(tile_word, a.div_n_tiles);
@@ -300,14 +368,14 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
     w.q[c] = *global_cast<const u32x4>(qbase + 2 * (16 * c + 8 * w.half));
     w.q[c] ^= q_sign;
   }
-  w.kaddr = w.ql * kRowBytes + ((w.half ^ (lane & 15)) << 4);
+  w.kaddr = w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
   {
     // Transposing read, lane m of its 16-lane group: 4 columns (8 bytes) of key row m / 4 of
     // the quad, columns 16 gq + 4 (m % 4) of the 32-column block.
     const int m16 = lane & 15, gq = (lane >> 4) & 1;
     const int r = 4 * w.half + (m16 >> 2);  // row within the pair of quads, 0..7
     const int chunk = 2 * gq + ((m16 >> 1) & 1);
-    w.vaddr = r * kRowBytes + ((chunk ^ r) << 4) + 8 * (m16 & 1);
+    w.vaddr = r * kRowBytes + ((chunk ^ swz(r)) << 4) + 8 * (m16 & 1);
   }
   // Every register of the state defined at the start of the tile: left undefined on the paths
   // that skip the compute, they stayed live across the persistent loop and caused spills.
@@ -324,48 +392,77 @@ __device__ __forceinline__ void attn_tile(Lds& lds, uint32_t tile_word, uint32_t
   const lptr<uint8_t> vbuf = (lptr<uint8_t>)lds.v[0];
   lptr<uint32_t> bad_slot = (lptr<uint32_t>)&lds.bad_key;
 
-  // Prologue: the previous tile's LDS reads are over; reset the NaN slot; K_0, K_1, V_0.
+  // Blocks of V that some row of the tile must not see (the diagonal ones, kb >= tile_q0) go
+  // through registers, where sanitize_v clears their non-finite elements; the others, and all
+  // of K, by LDS DMA. Block i lives in buffer i % 3.
+  // The index is opaque so that i % 3 is computed where it is used (a few SALU): strength-
+  // reduced, each (j + c) % 3 became an induction variable of its own in scalar registers.
+  const auto buf_offset = [](int i) {
+    asm volatile("" : "+s"(i));
+    return (i % 3) * kBlockBytes;
+  };
+  const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i); };
+  const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i); };
+  const auto v_staged = [&](int i) { return i * kKeyBlock >= tile_q0; };
+
+  // Prologue: the previous tile's LDS accesses are over; reset the NaN slot; K_0, K_1, K_2 and
+  // V_0 complete, V_1 in flight or staged (its latency is paid once a tile).
   barrier();
   if (tid == 0) *bad_slot = 0x7FFFFFFFu;
-  // Two staging sets (the loop's): K_0 and V_0, then K_1 (its load latency is paid once a tile).
-  Stage ks, vs;
-  load_block(ks, kbase, k_row, 0, seqlen, tid);
-  load_block(vs, vbase, v_row, 0, seqlen, tid);
+  Stage vs;
+  dma_block(kbuf_of(0), kbase, k_row, 0, seqlen, wave, lane);
+  if (v_staged(0))
+    load_block(vs, vbase, v_row, 0, seqlen, tid);
+  else
+    dma_block(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
+  if (n > 1) dma_block(kbuf_of(1), kbase, k_row, kKeyBlock, seqlen, wave, lane);
+  if (n > 2) dma_block(kbuf_of(2), kbase, k_row, 2 * kKeyBlock, seqlen, wave, lane);
+  wait_vmcnt(0);
   barrier();
-  store_block(kbuf, ks, tid);
-  if (n > 1) load_block(ks, kbase, k_row, kKeyBlock, seqlen, tid);
-  if (tile_q0 == 0) sanitize_v(vs, 0, seqlen, tid, bad_slot);
-  store_block(vbuf, vs, tid);
-  if (n > 1) store_block(kbuf + kBlockBytes, ks, tid);
-  barrier();
+  if (v_staged(0)) {
+    sanitize_v(vs, 0, seqlen, tid, bad_slot);
+    store_block(vbuf_of(0), vs, tid);
+  }
+  if (n > 1) {
+    if (v_staged(1))
+      load_block(vs, vbase, v_row, kKeyBlock, seqlen, tid);
+    else
+      dma_block(vbuf_of(1), vbase, v_row, kKeyBlock, seqlen, wave, lane);
+  }
+  // Waves 0-3 lead: their softmax of block j + 1 follows their matrix phase j; waves 4-7
+  // compute it before their matrix phase j + 1, so that on each SIMD one wave's MFMAs run
+  // while the other computes its softmax, with one barrier per iteration.
+  const bool lead = wave < kWaves / 2;
   if (n_w > 0) {
-    scores(w, kbuf);
-    softmax_block(w, 0);
+    scores(w, kbuf_of(0));
+    if (lead) softmax_block(w, 0);
   }
   barrier();  // #0
-  if (n > 2) load_block(ks, kbase, k_row, 2 * kKeyBlock, seqlen, tid);
-  if (n > 1) load_block(vs, vbase, v_row, kKeyBlock, seqlen, tid);
-  if (wave >= kWaves / 2) barrier();  // waves 4-7 run half an iteration behind
 
   for (int j = 0; j < n; ++j) {
-    // Matrix phase: P·V of block j, scores of block j + 1.
+    if (!lead && j < n_w) softmax_block(w, j);
+    // Matrix phase: P·V of block j, scores of block j + 1; then the loads of K_{j+3} and
+    // V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1}, which every wave
+    // finished reading before barrier #j (issued ahead of the phase's LDS reads, they held
+    // them back).
     __builtin_amdgcn_s_setprio(1);
-    if (j < n_w) pv(w, vbuf + (j & 1) * kBlockBytes);
-    if (j + 1 < n_w) scores(w, kbuf + ((j + 1) & 1) * kBlockBytes);
+    if (j < n_w) pv(w, vbuf_of(j));
+    if (j + 1 < n_w) scores(w, kbuf_of(j + 1));
     __builtin_amdgcn_s_setprio(0);
-    if (j + 2 < n) store_block(kbuf + (j & 1) * kBlockBytes, ks, tid);
-    if (j + 1 < n) {
-      if ((j + 1) * kKeyBlock >= tile_q0) sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
-      store_block(vbuf + ((j + 1) & 1) * kBlockBytes, vs, tid);
+    if (j + 3 < n) dma_block(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
+    const bool load_v = j + 2 < n, stage_v = load_v && v_staged(j + 2);
+    if (load_v && !stage_v) dma_block(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
+    if (j + 1 < n && v_staged(j + 1)) {
+      sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
+      store_block(vbuf_of(j + 1), vs, tid);
     }
-    if (j + 3 < n) load_block(ks, kbase, k_row, (j + 3) * kKeyBlock, seqlen, tid);
-    if (j + 2 < n) load_block(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
-    barrier();
-    // Vector phase: softmax of block j + 1.
-    if (j + 1 < n_w) softmax_block(w, j + 1);
+    if (stage_v) load_block(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
+    // The previous iteration's loads complete before barrier #j+1, those of this one stay
+    // in flight: nobody touches their buffers before barrier #j+2.
+    wait_vmcnt(2 * (j + 3 < n) + 2 * load_v);
+    if (lead && j + 1 < n_w) softmax_block(w, j + 1);
     barrier();
   }
-  if (wave < kWaves / 2) barrier();
 
   const f32x2 ls = both_halves(w.l[0] + w.l[1]);
   const float l_row = ls[0] + ls[1];  // the same sum in both lanes of the row
