@@ -38,6 +38,7 @@
 #if ZYFA_BENCH_MODEL
 #include "../../tests/aiter/aiter_fmha_v3.h"
 #include "model.h"
+#include "emu/timing/mi355x.h"
 #endif
 
 #if ZYFA_HAVE_CUDA
@@ -326,17 +327,17 @@ uint16_t to_bf16(float f) {
 #if ZYFA_BENCH_MODEL
 // One line of where the predicted cycles go.
 std::string model_note(const emu::timing::Prediction& p) {
-  const double simd = double(p.cycles) * 4 * std::max(p.cus_simulated, 1);
+  const double cu = double(p.cycles) * std::max(p.cus_simulated, 1), simd = 4 * cu;
   const double wave = std::max(1.0, double(p.stats.wave_cycles));
-  using emu::timing::Stall;
-  return fmt::format("predicted mi355x ({} cycles, sustained clock 1.62 GHz), {} of {} CUs simulated: matrix pipe {:.1f}%, VALU {:.1f}%, LDS {:.1f}%; "
-                     "waves waiting: lgkmcnt {:.1f}%, vmcnt {:.1f}%, barrier {:.1f}%",
-                     p.cycles, p.cus_simulated, p.cus_busy, 100.0 * double(p.stats.matrix_busy) / simd,
-                     100.0 * double(p.stats.valu_busy) / simd,
-                     100.0 * double(p.stats.lds_busy) / (double(p.cycles) * std::max(p.cus_simulated, 1)),
-                     100.0 * double(p.stats.stall[emu::timing::kStallWaitLgkm]) / wave,
-                     100.0 * double(p.stats.stall[emu::timing::kStallWaitVm]) / wave,
-                     100.0 * double(p.stats.stall[emu::timing::kStallBarrier]) / wave);
+  namespace t = emu::timing;
+  return fmt::format("predicted mi355x ({} cycles, sustained clock {} GHz), {} of {} CUs simulated: matrix pipe {:.1f}%, VALU {:.1f}%, LDS {:.1f}%, "
+                     "HBM share {:.1f}%; waves waiting: lgkmcnt {:.1f}%, vmcnt {:.1f}%, barrier {:.1f}%",
+                     p.cycles, t::kSustainedClockGhz, p.cus_simulated, p.cus_busy, 100.0 * double(p.stats.matrix_busy) / simd,
+                     100.0 * double(p.stats.valu_busy) / simd, 100.0 * double(p.stats.lds_busy) / cu,
+                     100.0 * p.stats.hbm_bytes / t::hbm_bytes_per_clk_per_cu(p.cus_busy) / cu,
+                     100.0 * double(p.stats.stall[t::kStallWaitLgkm]) / wave,
+                     100.0 * double(p.stats.stall[t::kStallWaitVm]) / wave,
+                     100.0 * double(p.stats.stall[t::kStallBarrier]) / wave);
 }
 
 // --model: ZYFA's launches of one zyfa_fwd call predicted, then AITER's kernel for the same

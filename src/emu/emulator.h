@@ -65,6 +65,9 @@ struct IssueRecord {
 struct WorkgroupTrace {
   uint64_t linear_id = 0;
   std::vector<std::vector<IssueRecord>> waves;
+  // Per wave, for each vector memory instruction in issue order: its index in `waves`, the
+  // start of its buffer, then the `cost` 128-byte lines it touches (buffer start + 128 * line).
+  std::vector<std::vector<uint64_t>> lines;
 };
 
 struct DispatchOptions {

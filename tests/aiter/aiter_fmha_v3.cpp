@@ -7,8 +7,10 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include "emu/loader/code_object.h"
 
@@ -48,6 +50,43 @@ void launch_geometry(const KernelChoice& kc, const Problem& p, uint32_t grid[3],
   block[0] = kc.block();
   block[1] = block[2] = 1;
 }
+
+namespace {
+
+// AITER's d 192 causal kernel walks the second query tile of its pair backwards over the key
+// tiles, and its prefetch of the tile after the last one is then the tile before key 0: the
+// buffer soffset (s56 for K, s57 for V) steps to -128 rows. The address is base + soffset +
+// voffset with soffset an unsigned 32-bit value (CDNA4 ISA, buffer addressing), and soffset
+// is outside the range check, so the read lands 4 GiB - 128 rows past the tensor's start. On
+// a GPU that is some other allocation and the data are never used. Here those rows are a
+// mapping of zeros, registered as a readable buffer for the call.
+class WrappedPrefetch {
+ public:
+  WrappedPrefetch(const void* tensor, uint64_t tile_bytes) {
+    const uint64_t page = 4096;
+    const uint64_t at = (reinterpret_cast<uint64_t>(tensor) + (uint64_t(1) << 32) - tile_bytes) & ~(page - 1);
+    size_ = (tile_bytes + 2 * page) & ~(page - 1);
+    void* m = mmap(reinterpret_cast<void*>(at), size_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m != MAP_FAILED && reinterpret_cast<uint64_t>(m) == at) base_ = m;
+    else if (m != MAP_FAILED) munmap(m, size_);
+  }
+  ~WrappedPrefetch() {
+    if (base_) munmap(base_, size_);
+  }
+  WrappedPrefetch(const WrappedPrefetch&) = delete;
+  WrappedPrefetch& operator=(const WrappedPrefetch&) = delete;
+  // The region to register, or nullopt-like (size 0) when the address was taken.
+  emu::MemoryRegion region(const char* name) const {
+    return {reinterpret_cast<uint64_t>(base_), base_ ? size_ : 0, false, name};
+  }
+  bool ok() const { return base_ != nullptr; }
+
+ private:
+  void* base_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
 
 emu::DispatchResult run(const std::string& dir, const KernelChoice& kc, const Problem& p,
                         const emu::DispatchOptions& options) {
@@ -105,6 +144,17 @@ emu::DispatchResult run(const std::string& dir, const KernelChoice& kc, const Pr
   d.regions.push_back({reinterpret_cast<uint64_t>(p.v), p.v_bytes, false, "v"});
   d.regions.push_back({reinterpret_cast<uint64_t>(p.out), out_bytes, true, "out"});
   if (p.lse) d.regions.push_back({reinterpret_cast<uint64_t>(p.lse), uint64_t(p.batch) * p.heads * p.seqlen * 4, true, "lse"});
+  std::unique_ptr<WrappedPrefetch> k_before, v_before;
+  if (kc.d_qk == 192 && kc.causal) {
+    k_before = std::make_unique<WrappedPrefetch>(p.k, uint64_t(kc.ts_kv()) * k_row);
+    v_before = std::make_unique<WrappedPrefetch>(p.v, uint64_t(kc.ts_kv()) * v_row);
+    if (!k_before->ok() || !v_before->ok()) {
+      fail.error = "cannot map the rows AITER's d 192 kernel prefetches 4 GiB past K and V (address in use)";
+      return fail;
+    }
+    d.regions.push_back(k_before->region("k, tile before key 0 (unsigned soffset)"));
+    d.regions.push_back(v_before->region("v, tile before key 0 (unsigned soffset)"));
+  }
   return emu::run_dispatch(d, options);
 }
 

@@ -263,7 +263,8 @@ void Executor::issue(PendingOp* op) {
         if (const MemoryRegion* r = region_for(op->addr[l * 4], 1, false)) origin = r->base;
         break;
       }
-    timing::record_memory_cost(*op, origin, &w.timing->back());
+    timing::record_memory_cost(*op, origin, &w.timing->back(), w.timing->size() - 1,
+                               &wg_.trace->lines[w.id_in_group]);
   }
   // A full counter stalls issue until the oldest operation returns.
   if (op->counter == Counter::kVm) {
@@ -418,7 +419,10 @@ void Executor::init_waves() {
   const uint32_t total_vgprs = kd.vgpr_count();
   // accum_offset may equal the total (no AGPRs); past it the descriptor allocates none.
   const uint32_t accum = std::min(kd.accum_offset(), total_vgprs);
-  if (wg_.trace) wg_.trace->waves.assign(nwaves, {});
+  if (wg_.trace) {
+    wg_.trace->waves.assign(nwaves, {});
+    wg_.trace->lines.assign(nwaves, {});
+  }
   for (uint32_t wi = 0; wi < nwaves; ++wi) {
     auto wave = std::make_unique<Wave>();
     Wave& w = *wave;

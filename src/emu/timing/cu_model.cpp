@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "emu/timing/classify.h"
+#include "emu/timing/memory_system.h"
 #include "emu/timing/mi355x.h"
 
 namespace zyfa::emu::timing {
@@ -24,6 +25,9 @@ void CuStats::add(const CuStats& o) {
   wave_cycles += o.wave_cycles;
   instructions += o.instructions;
   mfma_flops_passes += o.mfma_flops_passes;
+  hbm_bytes += o.hbm_bytes;
+  l2_lines += o.l2_lines;
+  l2_own_hits += o.l2_own_hits;
   for (int i = 0; i < kStallCount; ++i) stall[i] += o.stall[i];
 }
 
@@ -42,6 +46,8 @@ namespace {
 struct WaveSim {
   const std::vector<IssueRecord>* trace = nullptr;
   size_t i = 0;
+  const std::vector<uint64_t>* lines = nullptr;  // WorkgroupTrace::lines of this wave
+  size_t li = 0;
   int simd = 0, slot = 0;
   uint64_t ready = 0, start = 0, age = 0;
   uint64_t busy_until = 0;          // last completion of anything it issued
@@ -63,8 +69,8 @@ uint64_t clock_for_count(std::vector<uint64_t>& done_at, size_t n) {
 class CuSim {
  public:
   CuSim(const LoadedCodeObject& obj, const KernelInfo& k, uint32_t lds_bytes,
-        const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer)
-      : obj_(obj), order_(order), observer_(observer) {
+        const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer, const CuMemoryConfig& memory)
+      : obj_(obj), order_(order), observer_(observer), mem_(memory) {
     const uint32_t waves = order.empty() ? 1 : uint32_t(order[0]->waves.size());
     slots_ = workgroups_per_cu(k, waves, lds_bytes);
     slot_waves_.resize(size_t(slots_));
@@ -112,6 +118,10 @@ class CuSim {
       }
       ++t;
     }
+    stats_.vmem_busy = mem_.l2_busy;
+    stats_.hbm_bytes = mem_.hbm_bytes;
+    stats_.l2_lines = mem_.lines;
+    stats_.l2_own_hits = mem_.own_hits;
     return stats_;
   }
 
@@ -133,6 +143,7 @@ class CuSim {
     for (int i = 0; i < nw; ++i) {
       auto w = std::make_unique<WaveSim>();
       w->trace = &wg.waves[i];
+      if (size_t(i) < wg.lines.size()) w->lines = &wg.lines[i];
       // Waves of a workgroup go round robin over the SIMDs; each resident workgroup starts
       // on the next SIMD so that partly filled SIMDs even out.
       w->simd = (i + slot) % kSimdsPerCu;
@@ -312,12 +323,18 @@ class CuSim {
       case Kind::kVmemLoad:
       case Kind::kVmemStore:
       case Kind::kVmemToLds: {
-        const double bytes = k.kind == Kind::kVmemStore ? double(r.bytes) : double(r.cost) * kCacheLineBytes;
-        const uint64_t occ = std::max<uint64_t>(1, uint64_t(bytes / kL2BytesPerClkPerCu + 0.999));
-        const uint64_t start = std::max(t, vmem_free_);
-        vmem_free_ = start + occ;
-        stats_.vmem_busy += occ;
-        uint64_t done = start + occ + kVmemLatency;
+        VmemAccess a;
+        a.store = k.kind == Kind::kVmemStore;
+        a.line_count = r.cost;
+        a.bytes = r.bytes;
+        if (w.lines && w.li + 1 < w.lines->size() && (*w.lines)[w.li] == w.i) {
+          a.origin = (*w.lines)[w.li + 1];
+          a.lines = w.lines->data() + w.li + 2;
+          a.known = r.cost;
+          w.li += 2 + r.cost;
+        }
+        const VmemTiming m = mem_.access(t, a);
+        uint64_t done = m.done;
         if (k.kind == Kind::kVmemToLds) {
           // The returning data is written into LDS at 256 bytes per clock: its share of the
           // LDS is taken now (reserving the LDS at the return clock would hold up every
@@ -327,7 +344,7 @@ class CuSim {
           stats_.lds_busy += lds;
         }
         if (!w.vm.empty()) done = std::max(done, w.vm.back());
-        mem_begin = k.kind == Kind::kVmemToLds ? done : start;  // a load to LDS writes it on return
+        mem_begin = k.kind == Kind::kVmemToLds ? done : m.start;  // a load to LDS writes it on return
         mem_end = done;
         w.vm.push_back(done);
         w.busy_until = std::max(w.busy_until, done);
@@ -360,15 +377,17 @@ class CuSim {
   std::vector<uint8_t> known_;
   std::vector<WaveSim*> cand_;
   Pipes pipes_[kSimdsPerCu];
-  uint64_t lds_free_ = 0, vmem_free_ = 0;
+  CuMemory mem_;
+  uint64_t lds_free_ = 0;
   CuStats stats_;
 };
 
 }  // namespace
 
 CuStats simulate_cu(const LoadedCodeObject& object, const KernelInfo& kernel, uint32_t lds_bytes,
-                    const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer) {
-  CuSim sim(object, kernel, lds_bytes, order, observer);
+                    const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer,
+                    const CuMemoryConfig& memory) {
+  CuSim sim(object, kernel, lds_bytes, order, observer, memory);
   return sim.run();
 }
 

@@ -11,6 +11,7 @@
 
 #include "emu/emulator.h"
 #include "emu/loader/code_object.h"
+#include "emu/timing/memory_system.h"
 
 namespace zyfa::emu::timing {
 
@@ -30,6 +31,8 @@ struct CuStats {
   uint64_t wave_cycles = 0;     // summed residency of every wave
   uint64_t instructions = 0;
   uint64_t mfma_flops_passes = 0;  // MFMA passes issued
+  double hbm_bytes = 0;            // drawn from HBM (memory_system.h)
+  uint64_t l2_lines = 0, l2_own_hits = 0;  // vector memory lines; those still in the L2 from the CU's own access
   uint64_t stall[kStallCount] = {};
   void add(const CuStats& o);
 };
@@ -48,8 +51,10 @@ struct IssueObserver {
                       uint64_t mem_end) = 0;
 };
 
-// Runs the workgroups in `order` (traces, in dispatch order) on one CU.
+// Runs the workgroups in `order` (traces, in dispatch order) on one CU; `memory` says what
+// the CU's vector memory path sees of the rest of the chip.
 CuStats simulate_cu(const LoadedCodeObject& object, const KernelInfo& kernel, uint32_t lds_bytes,
-                    const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer = nullptr);
+                    const std::vector<const WorkgroupTrace*>& order, IssueObserver* observer = nullptr,
+                    const CuMemoryConfig& memory = {});
 
 }  // namespace zyfa::emu::timing

@@ -53,7 +53,8 @@ uint32_t lds_bank_cycles(const uint64_t* addr, int dwords, uint64_t exec) {
   return std::max<uint32_t>(total, 1);
 }
 
-void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec) {
+void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec, uint64_t index,
+                        std::vector<uint64_t>* out) {
   const int active = __builtin_popcountll(op.exec);
   switch (op.kind) {
     case PendingOp::kLdsLoad:
@@ -77,7 +78,11 @@ void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec) 
           if (op.valid[l * 4 + k] & 1) lines[n++] = (op.addr[l * 4 + k] - origin) / kCacheLineBytes;
       }
       std::sort(lines.begin(), lines.begin() + n);
-      rec->cost = uint16_t(std::unique(lines.begin(), lines.begin() + n) - lines.begin());
+      n = int(std::unique(lines.begin(), lines.begin() + n) - lines.begin());
+      rec->cost = uint16_t(n);
+      out->push_back(index);
+      out->push_back(origin);
+      for (int i = 0; i < n; ++i) out->push_back(origin + lines[i] * kCacheLineBytes);
       rec->bytes = uint16_t(active * op.dwords * op.elem_bytes);
       return;
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "emu/emulator.h"
 
@@ -19,7 +20,10 @@ namespace zyfa::emu::timing {
 // distinct dwords map to sets the clocks (the same dword read by several lanes is a
 // broadcast). VMEM: cost = distinct 128-byte lines the active lanes touch, counted from
 // `origin` (the start of the buffer, as a device allocation aligns it). bytes = data moved.
-void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec);
+// The lines themselves go to `lines` (WorkgroupTrace::lines) as `index` (the record's place
+// in the wave's trace), `origin`, then each line's address (origin + 128 * line).
+void record_memory_cost(const PendingOp& op, uint64_t origin, IssueRecord* rec, uint64_t index,
+                        std::vector<uint64_t>* lines);
 
 // The LDS clocks of one access: `addr[lane * 4 + k]` is the byte address of dword k
 // (k < dwords) of lane `lane`, for the lanes set in `exec`.

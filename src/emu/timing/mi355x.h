@@ -52,9 +52,24 @@ constexpr int kLdsLatency = 64;         // U/I: LDS load-to-use after the access
 constexpr int kCacheLineBytes = 128;    // D: L2 line
 constexpr double kL2BytesPerClkPerCu = 64.0;  // I: 16 channels x 128 B/clk per XCD shared by 32
                                               // CUs; the vL1D (128 B/clk) is not the limit
-constexpr int kVmemLatency = 500;       // I: L2/MALL hit load-to-use; LLVM's placeholder is 80
-                                        // passes (320 clocks)
-constexpr double kHbmBytesPerSec = 8.0e12;  // D: 8 TB/s (a floor on the whole-kernel time)
+constexpr int kVmemLatency = 500;       // I: load-to-use of a line served by the L2 or the MALL;
+                                        // LLVM's placeholder is 80 passes (320 clocks)
+constexpr int kHbmExtraLatency = 300;   // I: a line that comes from DRAM comes back this much
+                                        // later (no MI355X figure)
+constexpr int kL2BytesPerXcd = 4 << 20; // D: 4 MiB L2 per XCD (gpu-specs)
+// A CU's own lines stay in the L2 while the XCD's 32 CUs, all alike, touch no more than the
+// L2's size: the CU's share, 4 MiB / 32 = 1024 lines of its own accesses since.
+constexpr int kL2LinesPerCu = kL2BytesPerXcd / kCusPerXcd / kCacheLineBytes;
+constexpr double kHbmBytesPerSec = 8.0e12;        // D: 8 TB/s peak (gpu-specs)
+// M: the HBM bandwidth a copy kernel reaches on the MI355X, 5.65 TB/s (AMD CK "LDS bank
+// conflicts on CDNA" slides, an LDS-transposing copy; a plain copy may reach a little more).
+constexpr double kHbmAchievedBytesPerSec = 5.65e12;
+// HBM bytes per engine clock, at the engine clock the cycles are turned into time with (the
+// memory clock does not follow the engine clock); a CU gets its share of the CUs that have
+// work, all drawing on it alike.
+constexpr double kHbmBytesPerClk = kHbmAchievedBytesPerSec / (kSustainedClockGhz * 1e9);
+constexpr double hbm_bytes_per_clk_per_cu(int busy_cus) { return kHbmBytesPerClk / (busy_cus > 0 ? busy_cus : 1); }
+constexpr double kHbmBytesPerClkPerCu = hbm_bytes_per_clk_per_cu(kCus);  // every CU busy
 constexpr double kLaunchOverheadUs = 0.0;   // kernel time only (events around the kernel)
 
 }  // namespace zyfa::emu::timing

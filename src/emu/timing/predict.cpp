@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -52,7 +53,35 @@ Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& 
     }
   }
 
-  // Emulate the chosen CUs' workgroups in batches (all host threads busy, bounded memory).
+  // Sharing of lines with the workgroups running at the same time as CU c's first ones: the
+  // first workgroup of `sharing_samples` other CUs of its XCD, spread over the XCD, and of as
+  // many CUs at the same place of other XCDs (memory_system.h, HbmShare).
+  const auto resident = [&](int c) { return std::min<double>(double(per_cu[size_t(c)].size()), p.resident_per_cu); };
+  const auto sample_cus = [&](int c, bool same_xcd) {
+    std::vector<int> cus;
+    const int xcd = c / kCusPerXcd, local = c % kCusPerXcd, n = std::max(m.sharing_samples, 1);
+    for (int j = 0; j < m.sharing_samples; ++j) {
+      const int o = same_xcd ? xcd * kCusPerXcd + (local + 1 + j * (kCusPerXcd - 1) / n) % kCusPerXcd
+                             : ((xcd + 1 + j * (kXcds - 1) / n) % kXcds) * kCusPerXcd + local;
+      if (o != c && !per_cu[size_t(o)].empty()) cus.push_back(o);
+    }
+    return cus;
+  };
+  const auto sample_ids = [&](int c) {
+    std::vector<uint64_t> ids;
+    for (bool same : {true, false})
+      for (int o : sample_cus(c, same)) ids.push_back(per_cu[size_t(o)][0]);
+    return ids;
+  };
+  const auto others = [&](int c, bool same_xcd) {
+    double n = same_xcd ? resident(c) - 1 : 0;
+    for (int o = 0; o < kCus; ++o)
+      if (o != c && (o / kCusPerXcd == c / kCusPerXcd) == same_xcd) n += resident(o);
+    return n;
+  };
+
+  // Emulate the chosen CUs' workgroups (and their samples) in batches (all host threads
+  // busy, bounded memory).
   size_t at = 0;
   while (at < chosen.size()) {
     std::vector<int> batch;
@@ -60,11 +89,14 @@ Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& 
     opt.only_workgroups.clear();
     std::vector<WorkgroupTrace> traces;
     opt.timing = &traces;
-    while (at < chosen.size() && (batch.empty() || opt.only_workgroups.size() < 16)) {
+    std::set<uint64_t> ids;
+    while (at < chosen.size() && (batch.empty() || ids.size() < 16)) {
       batch.push_back(chosen[at]);
-      for (uint64_t id : per_cu[size_t(chosen[at])]) opt.only_workgroups.push_back(id);
+      for (uint64_t id : per_cu[size_t(chosen[at])]) ids.insert(id);
+      for (uint64_t id : sample_ids(chosen[at])) ids.insert(id);
       ++at;
     }
+    opt.only_workgroups.assign(ids.begin(), ids.end());
     const DispatchResult r = run(opt);
     p.emulated_seconds += r.stats.seconds;
     if (!r.ok) {
@@ -83,7 +115,13 @@ Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& 
         }
         order.push_back(it->second);
       }
-      p.stats.add(simulate_cu(*g.object, *k, lds, order));
+      std::vector<CoResidentSample> samples(2);
+      for (int s = 0; s < 2; ++s) {
+        for (int o : sample_cus(c, s == 0)) samples[size_t(s)].traces.push_back(by_id.at(per_cu[size_t(o)][0]));
+        samples[size_t(s)].others = others(c, s == 0);
+      }
+      const HbmShare share = estimate_hbm_share(*order[0], samples);
+      p.stats.add(simulate_cu(*g.object, *k, lds, order, nullptr, {&share, hbm_bytes_per_clk_per_cu(p.cus_busy)}));
       ++p.cus_simulated;
     }
   }
@@ -108,11 +146,14 @@ std::string Prediction::json() const {
       "{{\"model\": \"mi355x\", \"kernel_us\": {:.3f}{}, \"clock_ghz\": {}, \"kernel_us_at_peak_clock\": {:.3f}, "
       "\"peak_clock_ghz\": {}, \"cycles\": {}, \"workgroups\": {}, "
       "\"cus_busy\": {}, \"cus_simulated\": {}, \"resident_workgroups_per_cu\": {}, \"matrix_busy_pct\": {:.1f}, "
-      "\"valu_busy_pct\": {:.1f}, \"lds_busy_pct\": {:.1f}, \"vmem_busy_pct\": {:.1f}, \"instructions\": {}, "
+      "\"valu_busy_pct\": {:.1f}, \"lds_busy_pct\": {:.1f}, \"vmem_busy_pct\": {:.1f}, \"hbm_busy_pct\": {:.1f}, "
+      "\"l2_own_hit_pct\": {:.1f}, \"instructions\": {}, "
       "\"stall_pct_of_wave_time\": {{{}}}, \"emulated_s\": {:.2f}}}",
       kernel_us, tf, kSustainedClockGhz, kernel_us_peak, kPeakClockGhz, cycles, workgroups, cus_busy, cus_simulated, resident_per_cu,
       100.0 * double(stats.matrix_busy) / simd_cycles, 100.0 * double(stats.valu_busy) / simd_cycles,
-      100.0 * double(stats.lds_busy) / cu_cycles, 100.0 * double(stats.vmem_busy) / cu_cycles, stats.instructions,
+      100.0 * double(stats.lds_busy) / cu_cycles, 100.0 * double(stats.vmem_busy) / cu_cycles,
+      100.0 * stats.hbm_bytes / hbm_bytes_per_clk_per_cu(cus_busy) / cu_cycles,
+      100.0 * double(stats.l2_own_hits) / std::max<double>(double(stats.l2_lines), 1.0), stats.instructions,
       stalls, emulated_seconds);
 }
 

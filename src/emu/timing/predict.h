@@ -26,6 +26,10 @@ struct ModelOptions {
   // over the round robin, CU 0 (the first and fullest) always among them.
   int cus = 0;
   double flops = 0;  // if > 0, "tflops" is added to the JSON
+  // Workgroups of other CUs of the same XCD, and as many of other XCDs, emulated per simulated
+  // CU to estimate which of its lines they read too (memory_system.h, HbmShare); 0: every
+  // missing line from HBM.
+  int sharing_samples = 3;
 };
 
 struct Prediction {

@@ -2,58 +2,29 @@
 // constants (src/emu/timing/mi355x.h), and the LDS bank-conflict cost of address patterns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
-#include <memory>
-#include <vector>
+#include <cmath>
 
-#include "emu/emulator.h"
-#include "emu/loader/code_object.h"
 #include "emu/timing/memory_cost.h"
 #include "emu/timing/mi355x.h"
-#include "emu/timing/predict.h"
+#include "micro_kernel.h"
 
 namespace zyfa::emu::timing {
 namespace {
-
-struct Loaded {
-  std::vector<uint8_t> image;
-  std::unique_ptr<LoadedCodeObject> object;
-};
-
-const Loaded& kernels() {
-  static Loaded l = [] {
-    Loaded r;
-    std::ifstream f(std::string(ZYFA_TIMING_TEST_KERNEL_DIR) + "/timing.co", std::ios::binary);
-    r.image.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    r.object = std::make_unique<LoadedCodeObject>(r.image.data(), r.image.size());
-    return r;
-  }();
-  return l;
-}
 
 // Predicted clocks of one workgroup of `threads` work-items on an otherwise idle MI355X.
 uint64_t cycles_of(const char* kernel, uint32_t threads = 64) {
   // Buffers on 128-byte lines, so that a load of 256 contiguous bytes touches two.
   alignas(128) static uint32_t in[1024], out[1024];
-  struct Args { const void* out; const void* in; } args{out, in};
-  Dispatch d;
-  d.object = kernels().object.get();
-  d.kernel = kernel;
-  d.block[0] = threads;
-  d.kernarg = &args;
-  d.kernarg_size = sizeof(args);
-  d.regions.push_back({reinterpret_cast<uint64_t>(out), sizeof(out), true, "out"});
-  d.regions.push_back({reinterpret_cast<uint64_t>(in), sizeof(in), false, "in"});
-  Geometry g;
-  g.object = d.object;
-  g.kernel = kernel;
-  g.block[0] = threads;
-  DispatchOptions opt;
-  opt.rules = RuleSet::kStrict;
-  const Prediction p = predict(g, [&](const DispatchOptions& o) { return run_dispatch(d, o); }, opt, {});
-  EXPECT_TRUE(p.ok) << p.error;
+  MicroLaunch l;
+  l.kernel = kernel;
+  l.threads = threads;
+  l.out = out;
+  l.out_bytes = sizeof(out);
+  l.in = in;
+  l.in_bytes = sizeof(in);
+  const Prediction p = predict_micro(l);
   EXPECT_EQ(p.cus_simulated, 1);
   return p.cycles;
 }
@@ -77,10 +48,13 @@ TEST(TimingModel, TranscendentalsAreQuarterRate) {
 
 TEST(TimingModel, WaitcntWaitsForLoadLatency) {
   // s_load at L, usable at L + SMEM latency; v_lshlrev then; the global load one slot later
-  // touches two 128-byte lines (256 bytes through the CU's share of L2 bandwidth), then its
-  // latency; s_endpgm at the first slot after it.
-  const uint64_t occ = uint64_t(2 * kCacheLineBytes / kL2BytesPerClkPerCu);
-  EXPECT_EQ(cycles_of("k_load_latency"), round_up4(L + kSmemLatency + kIssuePeriod + occ + kVmemLatency));
+  // touches two 128-byte lines from HBM: 256 bytes through the CU's share of L2 bandwidth and
+  // of HBM bandwidth (all of it: the only busy CU), then the L2 latency and the extra of a
+  // miss; s_endpgm at the first slot after it.
+  const uint64_t issue = L + kSmemLatency + kIssuePeriod;
+  const uint64_t l2 = issue + uint64_t(2 * kCacheLineBytes / kL2BytesPerClkPerCu);
+  const uint64_t hbm = uint64_t(std::ceil(double(issue) + 2 * kCacheLineBytes / hbm_bytes_per_clk_per_cu(1)));
+  EXPECT_EQ(cycles_of("k_load_latency"), round_up4(std::max(l2, hbm) + kVmemLatency + kHbmExtraLatency));
 }
 
 TEST(TimingModel, LdsBankConflictsSerialize) {

@@ -1,0 +1,110 @@
+#include "emu/timing/memory_system.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "emu/timing/mi355x.h"
+
+namespace zyfa::emu::timing {
+
+HbmShare estimate_hbm_share(const WorkgroupTrace& mine, const std::vector<CoResidentSample>& samples) {
+  HbmShare share;
+  // The estimated readers of each line besides `mine` (each sample counted once per line).
+  std::unordered_map<uint64_t, double> readers;
+  for (const CoResidentSample& set : samples) {
+    if (set.traces.empty()) continue;
+    const double weight = set.others / double(set.traces.size());
+    for (const WorkgroupTrace* s : set.traces) {
+      std::unordered_set<uint64_t> seen;
+      for_each_vmem_lines(*s, [&](uint64_t, uint64_t, const uint64_t* l, size_t n) {
+        for (size_t i = 0; i < n; ++i)
+          if (seen.insert(l[i]).second) readers[l[i]] += weight;
+      });
+    }
+  }
+  if (readers.empty()) return share;
+  std::map<uint64_t, std::pair<double, double>> sum;  // origin -> (sum of 1/(s+1), lines)
+  std::unordered_set<uint64_t> seen;
+  for_each_vmem_lines(mine, [&](uint64_t, uint64_t origin, const uint64_t* l, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!seen.insert(l[i]).second) continue;
+      auto it = readers.find(l[i]);
+      const double s = it == readers.end() ? 0.0 : it->second;
+      auto& e = sum[origin];
+      e.first += 1.0 / (s + 1.0);
+      e.second += 1.0;
+    }
+  });
+  for (const auto& [origin, e] : sum) share[origin] = e.first / e.second;
+  return share;
+}
+
+CuMemory::CuMemory(const CuMemoryConfig& c)
+    : share_(c.share), hbm_rate_(c.hbm_bytes_per_clk > 0 ? c.hbm_bytes_per_clk : kHbmBytesPerClkPerCu) {}
+
+void CuMemory::drain_write_back(uint64_t t) {
+  const double from = std::max(drained_to_, hbm_free_);
+  if (double(t) > from) write_back_ = std::max(0.0, write_back_ - (double(t) - from) * hbm_rate_);
+  drained_to_ = std::max(drained_to_, double(t));
+}
+
+double CuMemory::share_of(uint64_t origin) const {
+  if (!share_) return 1.0;
+  auto it = share_->find(origin);
+  return it == share_->end() ? 1.0 : it->second;
+}
+
+VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
+  // The L2 share: loads move whole lines, stores the bytes written.
+  const double l2_bytes = a.store ? double(a.bytes) : double(a.line_count) * kCacheLineBytes;
+  const uint64_t occ = std::max<uint64_t>(1, uint64_t(std::ceil(l2_bytes / kL2BytesPerClkPerCu)));
+  const uint64_t start = std::max(t, l2_free_);
+  l2_free_ = start + occ;
+  l2_busy += occ;
+  uint64_t done = l2_free_ + kVmemLatency;
+
+  // Lines missing the L2 come from HBM (loads: this CU's share of them; stores: written back).
+  drain_write_back(t);
+  double hbm = 0, worst = 0;
+  const double share = a.store ? 1.0 : share_of(a.origin);
+  for (size_t i = 0; i < a.known; ++i) {
+    const uint64_t line = a.lines[i];
+    ++lines;
+    auto it = last_touch_.find(line);
+    const bool hit = !a.store && it != last_touch_.end() && touches_ - it->second < uint64_t(kL2LinesPerCu);
+    last_touch_[line] = touches_++;
+    if (hit) {
+      ++own_hits;
+      continue;
+    }
+    hbm += kCacheLineBytes * share;
+    worst = share;
+  }
+  if (hbm > 0) {
+    hbm_bytes += hbm;
+    if (!a.store) {
+      hbm_free_ = std::max(double(t), hbm_free_) + hbm / hbm_rate_;
+      done = std::max(done, uint64_t(std::ceil(hbm_free_)) + kVmemLatency) + uint64_t(std::lround(worst * kHbmExtraLatency));
+    } else {
+      // The L2 is write-back: a store is done once in the L2 and its lines are written back
+      // while reads leave HBM idle, unless they fill the CU's share of the L2; the excess is
+      // written back now, ahead of later reads, and the store waits for it.
+      write_back_ += hbm;
+      const double excess = write_back_ - double(kL2LinesPerCu) * kCacheLineBytes;
+      if (excess > 0) {
+        write_back_ -= excess;
+        hbm_free_ = std::max(double(t), hbm_free_) + excess / hbm_rate_;
+        done = std::max(done, uint64_t(std::ceil(hbm_free_)) + kVmemLatency);
+      }
+    }
+  }
+  // Keep the recency table to lines that can still hit.
+  if (last_touch_.size() > size_t(8 * kL2LinesPerCu)) {
+    for (auto it = last_touch_.begin(); it != last_touch_.end();)
+      it = touches_ - it->second >= uint64_t(kL2LinesPerCu) ? last_touch_.erase(it) : std::next(it);
+  }
+  return {start, done};
+}
+
+}  // namespace zyfa::emu::timing
