@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "emu/timing/predict.h"
 
@@ -20,6 +21,17 @@ struct MicroLaunch {
   const void* in = nullptr;
   size_t in_bytes = 0;
   int cus = 0;                     // ModelOptions::cus
+
+  MicroLaunch(const char* code_object, const char* name, uint32_t work_items, uint32_t groups = 1)
+      : file(code_object), kernel(name), threads(work_items), workgroups(groups) {}
+  // The two buffers, as vectors of words.
+  MicroLaunch& buffers(std::vector<uint32_t>& o, const std::vector<uint32_t>& i) {
+    out = o.data();
+    out_bytes = o.size() * 4;
+    in = i.data();
+    in_bytes = i.size() * 4;
+    return *this;
+  }
 };
 
 // The prediction (the test fails when the dispatch or the model does).

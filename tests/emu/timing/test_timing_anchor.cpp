@@ -16,15 +16,7 @@ namespace {
 
 Prediction run_pingpong(const char* kernel) {
   static std::vector<uint32_t> in(32768 / 4), out(16);
-  MicroLaunch l;
-  l.file = "fp8_pingpong.co";
-  l.kernel = kernel;
-  l.threads = 512;
-  l.out = out.data();
-  l.out_bytes = out.size() * 4;
-  l.in = in.data();
-  l.in_bytes = in.size() * 4;
-  return predict_micro(l);
+  return predict_micro(MicroLaunch("fp8_pingpong.co", kernel, 512).buffers(out, in));
 }
 
 TEST(TimingAnchor, Fp8PingPongKeyLoop) {

@@ -17,17 +17,9 @@ constexpr double kWaveLoadBytes = 64 * 16;  // one global_load_dwordx4 of a wave
 // `workgroups` of four waves, CU 0 simulated.
 Prediction run_reads(const char* kernel, uint32_t workgroups) {
   static std::vector<uint32_t> in(256 * 64 * 4096 / 4), out(16);
-  MicroLaunch l;
-  l.file = "vmem.co";
-  l.kernel = kernel;
-  l.threads = 256;
-  l.workgroups = workgroups;
+  MicroLaunch l("vmem.co", kernel, 256, workgroups);
   l.cus = 1;
-  l.out = out.data();
-  l.out_bytes = out.size() * 4;
-  l.in = in.data();
-  l.in_bytes = in.size() * 4;
-  return predict_micro(l);
+  return predict_micro(l.buffers(out, in));
 }
 
 // Clocks that more loads of each of the four waves add: the steady state of the stream.
@@ -59,17 +51,9 @@ TEST(TimingMemory, RereadLinesStreamAtTheCusShareOfL2) {
 double copy_seconds(uint32_t workgroups) {
   const size_t bytes = size_t(workgroups) * 16384;
   std::vector<uint32_t> in(bytes / 4), out(bytes / 4);
-  MicroLaunch l;
-  l.file = "vmem.co";
-  l.kernel = "k_copy";
-  l.threads = 256;
-  l.workgroups = workgroups;
-  l.out = out.data();
-  l.out_bytes = bytes;
-  l.in = in.data();
-  l.in_bytes = bytes;
+  MicroLaunch l("vmem.co", "k_copy", 256, workgroups);
   l.cus = 1;
-  const Prediction p = predict_micro(l);
+  const Prediction p = predict_micro(l.buffers(out, in));
   std::printf("copy of %zu MiB: %s\n", bytes >> 20, p.json().c_str());
   return p.kernel_us * 1e-6;
 }

@@ -17,9 +17,7 @@ namespace {
 uint64_t cycles_of(const char* kernel, uint32_t threads = 64) {
   // Buffers on 128-byte lines, so that a load of 256 contiguous bytes touches two.
   alignas(128) static uint32_t in[1024], out[1024];
-  MicroLaunch l;
-  l.kernel = kernel;
-  l.threads = threads;
+  MicroLaunch l("timing.co", kernel, threads);
   l.out = out;
   l.out_bytes = sizeof(out);
   l.in = in;
