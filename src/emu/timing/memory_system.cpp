@@ -7,6 +7,14 @@
 #include "emu/timing/mi355x.h"
 
 namespace zyfa::emu::timing {
+namespace {
+
+// Shares are kept per 2 MiB block of a buffer, not per buffer: one buffer may hold several
+// tensors (a device allocation the launch addresses in parts), rarely one block.
+constexpr uint64_t kShareBlockBytes = 2u << 20;
+uint64_t share_block(uint64_t origin, uint64_t line) { return origin + ((line - origin) & ~(kShareBlockBytes - 1)); }
+
+}  // namespace
 
 HbmShare estimate_hbm_share(const WorkgroupTrace& mine, const std::vector<CoResidentSample>& samples) {
   HbmShare share;
@@ -24,24 +32,24 @@ HbmShare estimate_hbm_share(const WorkgroupTrace& mine, const std::vector<CoResi
     }
   }
   if (readers.empty()) return share;
-  std::map<uint64_t, std::pair<double, double>> sum;  // origin -> (sum of 1/(s+1), lines)
+  std::map<uint64_t, std::pair<double, double>> sum;  // block -> (sum of 1/(s+1), lines)
   std::unordered_set<uint64_t> seen;
   for_each_vmem_lines(mine, [&](uint64_t, uint64_t origin, const uint64_t* l, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       if (!seen.insert(l[i]).second) continue;
       auto it = readers.find(l[i]);
       const double s = it == readers.end() ? 0.0 : it->second;
-      auto& e = sum[origin];
+      auto& e = sum[share_block(origin, l[i])];
       e.first += 1.0 / (s + 1.0);
       e.second += 1.0;
     }
   });
-  for (const auto& [origin, e] : sum) share[origin] = e.first / e.second;
+  for (const auto& [block, e] : sum) share[block] = e.first / e.second;
   return share;
 }
 
 CuMemory::CuMemory(const CuMemoryConfig& c)
-    : share_(c.share), hbm_rate_(c.hbm_bytes_per_clk > 0 ? c.hbm_bytes_per_clk : kHbmBytesPerClkPerCu) {}
+    : share_(c.share), hbm_rate_(c.hbm_bytes_per_clk > 0 ? c.hbm_bytes_per_clk : kHbmBytesPerClk) {}
 
 void CuMemory::drain_write_back(uint64_t t) {
   const double from = std::max(drained_to_, hbm_free_);
@@ -49,9 +57,9 @@ void CuMemory::drain_write_back(uint64_t t) {
   drained_to_ = std::max(drained_to_, double(t));
 }
 
-double CuMemory::share_of(uint64_t origin) const {
+double CuMemory::share_of(uint64_t block) const {
   if (!share_) return 1.0;
-  auto it = share_->find(origin);
+  auto it = share_->find(block);
   return it == share_->end() ? 1.0 : it->second;
 }
 
@@ -67,9 +75,9 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
   // Lines missing the L2 come from HBM (loads: this CU's share of them; stores: written back).
   drain_write_back(t);
   double hbm = 0, worst = 0;
-  const double share = a.store ? 1.0 : share_of(a.origin);
   for (size_t i = 0; i < a.known; ++i) {
     const uint64_t line = a.lines[i];
+    const double share = a.store ? 1.0 : share_of(share_block(a.origin, line));
     ++lines;
     auto it = last_touch_.find(line);
     const bool hit = !a.store && it != last_touch_.end() && touches_ - it->second < uint64_t(kL2LinesPerCu);
@@ -79,7 +87,7 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
       continue;
     }
     hbm += kCacheLineBytes * share;
-    worst = share;
+    worst = std::max(worst, share);
   }
   if (hbm > 0) {
     hbm_bytes += hbm;

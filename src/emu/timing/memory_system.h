@@ -15,10 +15,10 @@
 
 namespace zyfa::emu::timing {
 
-// Per buffer (keyed by its start): the fraction of a missing line's bytes that this CU's read
-// brings from HBM. A line that s other workgroups read at the same time is fetched from HBM
-// once for the s + 1 of them: those of the same XCD hit in its L2, those of other XCDs in the
-// 256 MiB MALL (Infinity Cache) in front of HBM. Each pays 1 / (s + 1). Absent: 1.
+// Per 2 MiB block of a buffer (memory_system.cpp, share_block): the fraction of a missing
+// line's bytes that this CU's read brings. A line that s other workgroups read at once comes
+// from HBM once for the s + 1 of them: the others of its XCD hit in its L2, those of other XCDs
+// in the 256 MiB MALL (Infinity Cache) in front of HBM. Each pays 1 / (s + 1). Absent: 1.
 using HbmShare = std::map<uint64_t, double>;
 
 // Calls fn(index, origin, lines, n) for each vector memory instruction of the trace that recorded its
@@ -58,7 +58,7 @@ struct VmemAccess {
 // What a CU's memory path sees of the rest of the chip.
 struct CuMemoryConfig {
   const HbmShare* share = nullptr;        // null: every missing line from HBM
-  double hbm_bytes_per_clk = 0;           // the CU's share of HBM bandwidth (0: every CU busy)
+  double hbm_bytes_per_clk = 0;           // the CU's share of HBM bandwidth (0: the CU alone)
 };
 
 struct VmemTiming {
