@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "emu/core/bits.h"
 #include "emu/core/buffer_address.h"
 #include "emu/isa/isa_ops.h"
 #include "emu/timing/memory_cost.h"
@@ -543,7 +544,9 @@ bool Executor::step(Wave& w) {
   in_ = in;
   if (in->enc == Encoding::kInvalid) fault(fmt::format("undecodable instruction word 0x{:08x}", in->word0));
   if (w.timing) w.timing->push_back({in->pc, 0, 0});
-  w.lane_instructions += static_cast<uint64_t>(__builtin_popcountll(w.exec()));
+  // Full EXEC is the common case; the builtin is a library call on hosts built without POPCNT.
+  const uint64_t exec = w.exec();
+  w.lane_instructions += exec == ~0ull ? 64 : static_cast<uint64_t>(popcnt(exec));
   if (++w.instructions > ctx_.max_instructions_per_wave)
     fault(fmt::format("wave exceeded {} instructions (endless loop?)", ctx_.max_instructions_per_wave));
   maybe_complete_random();

@@ -22,32 +22,36 @@ class LdsRaceShadow {
   // Checks the accesses of one instruction of `wave` (0..15) issued at `pc`, range by range in
   // order, to an LDS of `lds_bytes`, recording each; a race stops the kernel through x.fault().
   void access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_t pc, const Range* ranges, size_t n);
+  // The common case of a whole instruction at once: the active lanes of `exec` each access
+  // `dwords` whole dwords at byte addresses addr[lane * 4 + k] (PendingOp::addr). When every
+  // address is dword-aligned inside the LDS, no dword is split and none races, the accesses
+  // are recorded and the answer is true; otherwise nothing is recorded and the caller runs
+  // access() (which reports a race exactly where the range-by-range check finds it).
+  bool try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t pc, const uint64_t* addr, uint64_t exec,
+                        int dwords, bool write);
   // An s_barrier released: every access so far is ordered before every later one.
   void next_epoch();
 
  private:
-  // One tag set: the last write (epoch << 5 | (wave + 1), 0: none) and its pc, and the reads
-  // (epoch << 16 | mask of the waves that read since the epoch began).
-  struct Tags {
-    std::vector<uint32_t> write, write_pc, read;
-    void assign(size_t n) {
-      write.assign(n, 0);
-      write_pc.assign(n, 0);
-      read.assign(n, 0);
-    }
-  };
+  // A tag: epoch (bits 31..22; a tag of another epoch is empty), split (bit 21: a dword tag
+  // whose bytes carry their own tags for the rest of the epoch), the writing wave + 1 (bits
+  // 20..16, 0: none) and the mask of the waves that read (bits 15..0). One word per dword
+  // so that a whole instruction's check is a few vector operations per eight dwords.
+  static constexpr uint32_t kEpochShift = 22, kSplit = 1u << 21, kWriterShift = 16, kReaders = 0xFFFFu;
+  static constexpr uint32_t kMaxEpoch = (1u << (32 - kEpochShift)) - 1;
   void reset(size_t bytes);
   void access_range(Executor& x, uint32_t wave, uint32_t pc, uint64_t begin, uint64_t end, Access kind);
   // Checks and records one tag (a dword, or a byte of a split dword) for the byte `byte`.
-  void check_one(Executor& x, Tags& t, size_t i, uint64_t byte, uint32_t wave, uint32_t pc, Access kind);
+  void check_one(Executor& x, uint32_t* tags, uint32_t* pcs, size_t i, uint64_t byte, uint32_t wave, uint32_t pc,
+                 Access kind);
+  bool split_now(size_t d) const { return (dword_[d] >> kEpochShift) == epoch_ && (dword_[d] & kSplit); }
   // Dword d from now on per byte for the rest of the epoch: its tags copied to its 4 bytes.
   void split(size_t d);
   [[noreturn]] static void race(Executor& x, uint32_t wave, uint64_t byte, Access kind, uint32_t other,
                                 bool other_writes, uint32_t other_pc);
   size_t bytes_ = 0;
-  Tags dword_;                  // per dword, valid for dwords not split in this epoch
-  Tags byte_;                   // per byte, valid for the bytes of dwords split in this epoch
-  std::vector<uint32_t> split_; // per dword: the epoch in which it was split (0: never)
+  std::vector<uint32_t> dword_, dword_pc_;  // per dword: tag and the pc of its last write
+  std::vector<uint32_t> byte_, byte_pc_;    // per byte, for the bytes of split dwords
   uint32_t epoch_ = 1;
 };
 

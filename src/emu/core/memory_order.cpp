@@ -89,18 +89,12 @@ void Executor::record_unfenced_writes() {
     const Wave& w = *wp;
     for (const auto* queue : {&w.vm_queue, &w.lds_queue}) {
       for (const PendingOp* op : *queue) {
-        UnfencedAccess u;
+        // The footprint was set at issue (check_memory_order): an empty one touches nothing.
+        if (op->box_lo[0] >= op->box_hi[0] && op->box_lo[1] >= op->box_hi[1]) continue;
+        wg_.unfenced.emplace_back();
+        UnfencedAccess& u = wg_.unfenced.back();
         u.wave = w.id_in_group;
-        u.pc = op->pc;
-        u.lo[0] = u.lo[1] = ~0ull;
-        u.hi[0] = u.hi[1] = 0;
-        for_each_range(*op, [&](const Range& r) {
-          u.ranges.push_back({r.lds, r.write, r.begin, r.end});
-          u.lo[r.lds] = std::min(u.lo[r.lds], r.begin);
-          u.hi[r.lds] = std::max(u.hi[r.lds], r.end);
-          u.writes[r.lds] |= r.write;
-        });
-        if (!u.ranges.empty()) wg_.unfenced.push_back(std::move(u));
+        u.op = *op;
       }
     }
   }
@@ -116,36 +110,52 @@ void Executor::check_memory_order(PendingOp& op) {
   op.box_write[0] = op.box_write[1] = false;
   lds_ranges_.clear();
   const bool permute = op.kind == PendingOp::kLdsLoad && op.lds_base == 0xFFFFFFFFu;
+  // Races within the barrier interval; a single wave has nobody to race with. Atomics are
+  // meant to be concurrent and are not tracked.
+  const bool atomic = op.kind == PendingOp::kLdsLoad && is_lds_rtn_atomic(op.op);
+  const bool race_checked = (op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
+                             op.kind == PendingOp::kGlobalLoadToLds) &&
+                            !atomic && !permute && wg_.waves.size() > 1;
   if ((op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore || op.kind == PendingOp::kLdsAtomic) &&
       !permute) {
-    // DS operations, the bulk of the calls: the same ranges as for_each_range gives, without
-    // its per-element dispatch.
+    // DS operations, the bulk of the calls: the footprint without for_each_range's
+    // per-element dispatch, and the race check of the whole instruction at once; the ranges
+    // (the same as for_each_range gives, contiguous ones merged) only when that cannot decide.
     const bool write = op.kind != PendingOp::kLdsLoad || is_lds_rtn_atomic(op.op);
     const uint64_t bytes = op.elem_bytes < 4 ? op.elem_bytes : 4;
     uint64_t lo = ~0ull, hi = 0;
-    const auto add = [&](uint64_t a, uint64_t e) {
-      lo = std::min(lo, a);
-      hi = std::max(hi, e);
-      if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
-        lds_ranges_.back().end = e;
-      else
-        lds_ranges_.push_back({a, e, write});
-    };
     for (uint64_t m = op.exec; m; m &= m - 1) {
-      const int l = __builtin_ctzll(m);
-      const uint64_t* la = &op.addr[l * 4];
-      // A lane's dwords are usually consecutive (ds_read_b64/b128): one range.
-      bool consecutive = bytes == 4;
-      for (int k = 1; k < op.dwords; ++k) consecutive &= la[k] == la[0] + 4 * uint64_t(k);
-      if (consecutive) {
-        add(la[0], la[0] + 4 * uint64_t(op.dwords));
-        continue;
+      const uint64_t* la = &op.addr[__builtin_ctzll(m) * 4];
+      for (int k = 0; k < op.dwords; ++k) {
+        lo = std::min(lo, la[k]);
+        hi = std::max(hi, la[k] + bytes);
       }
-      for (int k = 0; k < op.dwords; ++k) add(la[k], la[k] + bytes);
     }
     op.box_lo[1] = lo;
     op.box_hi[1] = hi;
     op.box_write[1] = write && hi > lo;
+    if (race_checked && hi > lo &&
+        !(bytes == 4 && wg_.lds_race.try_whole_dwords(wg_.lds.size(), w.id_in_group, op.pc, op.addr.data(), op.exec,
+                                                      op.dwords, write))) {
+      const auto add = [&](uint64_t a, uint64_t e) {
+        if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
+          lds_ranges_.back().end = e;
+        else
+          lds_ranges_.push_back({a, e, write});
+      };
+      for (uint64_t m = op.exec; m; m &= m - 1) {
+        const uint64_t* la = &op.addr[__builtin_ctzll(m) * 4];
+        // A lane's dwords are usually consecutive (ds_read_b64/b128): one range.
+        bool consecutive = bytes == 4;
+        for (int k = 1; k < op.dwords; ++k) consecutive &= la[k] == la[0] + 4 * uint64_t(k);
+        if (consecutive) {
+          add(la[0], la[0] + 4 * uint64_t(op.dwords));
+          continue;
+        }
+        for (int k = 0; k < op.dwords; ++k) add(la[k], la[k] + bytes);
+      }
+      wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, lds_ranges_.data(), lds_ranges_.size());
+    }
   } else {
     for_each_range(op, [&](const Range& r) {
       op.box_lo[r.lds] = std::min(op.box_lo[r.lds], r.begin);
@@ -157,17 +167,11 @@ void Executor::check_memory_order(PendingOp& op) {
       else
         lds_ranges_.push_back({r.begin, r.end, r.write});
     });
+    if (race_checked && !lds_ranges_.empty())
+      wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, lds_ranges_.data(), lds_ranges_.size());
   }
   const auto overlaps = [](uint64_t lo0, uint64_t hi0, uint64_t lo1, uint64_t hi1) { return lo0 < hi1 && lo1 < hi0; };
 
-  // Races within the barrier interval; a single wave has nobody to race with. Atomics are
-  // meant to be concurrent and are not tracked.
-  const bool lds_access = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
-                          op.kind == PendingOp::kGlobalLoadToLds;
-  const bool atomic = op.kind == PendingOp::kLdsLoad && is_lds_rtn_atomic(op.op);
-  if (lds_access && !atomic && wg_.waves.size() > 1 && !lds_ranges_.empty()) {
-    wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, lds_ranges_.data(), lds_ranges_.size());
-  }
   // LDS written by this wave's own loads-to-LDS still in flight. Pairs whose footprints are
   // apart cannot overlap; the others are compared range by range.
   const bool touches_lds = op.kind == PendingOp::kLdsLoad || op.kind == PendingOp::kLdsStore ||
@@ -194,23 +198,29 @@ void Executor::check_memory_order(PendingOp& op) {
   for (const UnfencedAccess& u : wg_.unfenced) {
     if (u.wave == w.id_in_group) continue;
     for (int s = 0; s < 2; ++s)
-      candidate |= (op.box_write[s] || u.writes[s]) && overlaps(u.lo[s], u.hi[s], op.box_lo[s], op.box_hi[s]);
+      candidate |= (op.box_write[s] || u.op.box_write[s]) &&
+                   overlaps(u.op.box_lo[s], u.op.box_hi[s], op.box_lo[s], op.box_hi[s]);
   }
   if (!candidate) return;
+  for (UnfencedAccess& u : wg_.unfenced) {
+    if (u.wave == w.id_in_group || u.listed) continue;
+    for_each_range(u.op, [&](const Range& r) { u.ranges.push_back({r.lds, r.write, r.begin, r.end}); });
+    u.listed = true;
+  }
   for_each_range(op, [&](const Range& r) {
     for (const UnfencedAccess& u : wg_.unfenced) {
-      if (u.wave == w.id_in_group || r.begin >= u.hi[r.lds] || u.lo[r.lds] >= r.end) continue;
+      if (u.wave == w.id_in_group || r.begin >= u.op.box_hi[r.lds] || u.op.box_lo[r.lds] >= r.end) continue;
       for (const UnfencedAccess::Bytes& b : u.ranges) {
         if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end || (!b.write && !r.write)) continue;
         if (b.write)
           fault(fmt::format("{} bytes 0x{:x}..0x{:x} were written by wave {} at pc 0x{:x} without an s_waitcnt "
                             "before the s_barrier; this {} after the barrier may see them before they land "
                             "(missing s_waitcnt before s_barrier)",
-                            space(r.lds), b.begin, b.end - 1, u.wave, u.pc, r.write ? "write" : "read"));
+                            space(r.lds), b.begin, b.end - 1, u.wave, u.op.pc, r.write ? "write" : "read"));
         fault(fmt::format("{} bytes 0x{:x}..0x{:x} are read by wave {} at pc 0x{:x}, not waited for before the "
                           "s_barrier; this write after the barrier may overtake that read (missing s_waitcnt "
                           "before s_barrier)",
-                          space(r.lds), b.begin, b.end - 1, u.wave, u.pc));
+                          space(r.lds), b.begin, b.end - 1, u.wave, u.op.pc));
       }
     }
   });

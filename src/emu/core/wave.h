@@ -163,16 +163,19 @@ struct Wave {
   }
 };
 
-// A memory access a wave had not waited for when an s_barrier released (memory_order.cpp).
+// A memory access a wave had not waited for when an s_barrier released (memory_order.cpp):
+// a copy of the operation (its queue entry may be retired and reused before the next
+// release) and its footprint; the byte ranges are listed only when another wave's access
+// overlaps the footprint, which is rare.
 struct UnfencedAccess {
   struct Bytes {
     bool lds;
     bool write;  // a write (RAW/WAW for the other waves) or a read still in flight (WAR)
     uint64_t begin, end;
   };
-  uint32_t wave = 0, pc = 0;
-  uint64_t lo[2], hi[2];  // bounding range per space (index: 0 global, 1 LDS)
-  bool writes[2] = {false, false};  // any write in that space
+  uint32_t wave = 0;
+  PendingOp op;
+  bool listed = false;       // `ranges` filled
   std::vector<Bytes> ranges;
 };
 
