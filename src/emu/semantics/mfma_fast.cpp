@@ -180,6 +180,42 @@ void decode_dwords(const std::vector<uint16_t>& index, int stride, const uint32_
   }
 }
 
+// Decoded operands of recent MFMAs by their register bytes. An attention kernel multiplies
+// the same operand several times in a row (Q against every K tile, P against several V
+// tiles), and comparing 2 KiB of register bytes costs far less than decoding them again.
+struct DecodedOperand {
+  const std::vector<uint16_t>* index = nullptr;
+  int stride = 0;
+  std::array<uint32_t, kMaxElems / 4> raw;
+  alignas(64) std::array<double, kMaxElems> value;
+};
+
+struct DecodeCache {
+  static constexpr int kEntries = 8;
+  std::array<DecodedOperand, kEntries> entry;
+  int used = 0, next = 0;
+};
+
+// The operand decoded through `index` (register-major dwords whose bytes land `stride`
+// apart when stride > 0, byte by byte through the map otherwise), from the cache or decoded
+// into it. The pointer stays valid until kEntries more operands were decoded.
+const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int stride, const uint32_t* regs) {
+  const size_t bytes = index.size();
+  for (int i = 0; i < c.used; ++i) {
+    const DecodedOperand& d = c.entry[i];
+    if (d.index == &index && d.stride == stride && std::memcmp(d.raw.data(), regs, bytes) == 0) return d.value.data();
+  }
+  DecodedOperand& d = c.entry[c.next];
+  c.next = (c.next + 1) % DecodeCache::kEntries;
+  c.used = std::max(c.used, c.next == 0 ? DecodeCache::kEntries : c.next);
+  d.index = &index;
+  d.stride = stride;
+  std::memcpy(d.raw.data(), regs, bytes);
+  if (stride > 0) decode_dwords(index, stride, regs, d.value.data());
+  else decode_operand(index, regs, d.value.data());
+  return d.value.data();
+}
+
 // dots[i * N + j] = sum over the block of a[i][k] * bt[k][j], starting from +0 (an exact zero
 // sum is +0, as in the general path). Exact in any order (see the top of the file), so the
 // compiler may vectorize over j freely.
@@ -208,37 +244,55 @@ void block_dots_generic(const double* a, int k_total, const double* bt, int m, i
 }
 
 #if defined(__x86_64__)
+// Register-blocked kernels: two rows (AVX2) or four (AVX-512) against 16 or 32 columns kept in
+// accumulator registers for the whole block, B's row read once per K step for all of them.
+// m is 16 or 32, N 16 or 32.
 template <int N>
-__attribute__((target("avx2,fma"))) void block_dots_avx2(const double* a, int k_total,
-                                                     const double* bt, int m, int k0, int len,
-                                                     double* dots) {
-  block_dots_impl<N, true>(a, k_total, bt, m, k0, len, dots);
-}
-#endif
-
-#if defined(__x86_64__)
-// Two rows per pass: each row of B is loaded once for both (8 accumulators of 8 doubles for
-// N = 32), half the loads per multiply-add of the one-row form. m is 16 or 32.
-template <int N>
-__attribute__((target("avx512f"))) void block_dots_avx512(const double* a, int k_total,
-                                                          const double* bt, int m, int k0,
-                                                          int len, double* dots) {
-  for (int i = 0; i < m; i += 2) {
-    double acc0[N] = {}, acc1[N] = {};
-    const double* arow0 = a + i * k_total;
-    const double* arow1 = arow0 + k_total;
-    for (int kk = k0; kk < k0 + len; ++kk) {
-      const double x0 = arow0[kk], x1 = arow1[kk];
-      const double* brow = bt + kk * N;
-      for (int j = 0; j < N; ++j) {
-        acc0[j] = __builtin_fma(x0, brow[j], acc0[j]);
-        acc1[j] = __builtin_fma(x1, brow[j], acc1[j]);
+__attribute__((target("avx2,fma"))) void block_dots_avx2(const double* a, int k_total, const double* bt, int m,
+                                                         int k0, int len, double* dots) {
+  for (int jh = 0; jh < N; jh += 16) {
+    for (int i = 0; i < m; i += 2) {
+      __m256d acc0[4], acc1[4];
+      for (int c = 0; c < 4; ++c) acc0[c] = acc1[c] = _mm256_setzero_pd();
+      const double* a0 = a + i * k_total;
+      const double* a1 = a0 + k_total;
+      for (int kk = k0; kk < k0 + len; ++kk) {
+        const __m256d x0 = _mm256_broadcast_sd(a0 + kk), x1 = _mm256_broadcast_sd(a1 + kk);
+        const double* b = bt + kk * N + jh;
+        for (int c = 0; c < 4; ++c) {
+          const __m256d bv = _mm256_loadu_pd(b + 4 * c);
+          acc0[c] = _mm256_fmadd_pd(x0, bv, acc0[c]);
+          acc1[c] = _mm256_fmadd_pd(x1, bv, acc1[c]);
+        }
+      }
+      for (int c = 0; c < 4; ++c) {
+        _mm256_storeu_pd(dots + i * N + jh + 4 * c, acc0[c]);
+        _mm256_storeu_pd(dots + (i + 1) * N + jh + 4 * c, acc1[c]);
       }
     }
-    for (int j = 0; j < N; ++j) {
-      dots[i * N + j] = acc0[j];
-      dots[(i + 1) * N + j] = acc1[j];
+  }
+}
+
+template <int N>
+__attribute__((target("avx512f"))) void block_dots_avx512(const double* a, int k_total, const double* bt, int m,
+                                                          int k0, int len, double* dots) {
+  constexpr int kVecs = N / 8;
+  for (int i = 0; i < m; i += 4) {
+    __m512d acc[4][kVecs];
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < kVecs; ++c) acc[r][c] = _mm512_setzero_pd();
+    const double* ar = a + i * k_total;
+    for (int kk = k0; kk < k0 + len; ++kk) {
+      const double* b = bt + kk * N;
+      __m512d bv[kVecs];
+      for (int c = 0; c < kVecs; ++c) bv[c] = _mm512_loadu_pd(b + 8 * c);
+      for (int r = 0; r < 4; ++r) {
+        const __m512d x = _mm512_set1_pd(ar[r * k_total + kk]);
+        for (int c = 0; c < kVecs; ++c) acc[r][c] = _mm512_fmadd_pd(x, bv[c], acc[r][c]);
+      }
     }
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < kVecs; ++c) _mm512_storeu_pd(dots + (i + r) * N + 8 * c, acc[r][c]);
   }
 }
 #endif
@@ -247,12 +301,12 @@ void block_dots(int n, const double* a, int k_total, const double* bt, int m, in
                 double* dots) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && m % 2 == 0) {
+  if (avx512 && m % 4 == 0) {
     (n == 32 ? block_dots_avx512<32> : block_dots_avx512<16>)(a, k_total, bt, m, k0, len, dots);
     return;
   }
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) {
+  if (avx2 && m % 2 == 0) {
     (n == 32 ? block_dots_avx2<32> : block_dots_avx2<16>)(a, k_total, bt, m, k0, len, dots);
     return;
   }
@@ -290,6 +344,14 @@ inline uint32_t nonfinite_plus_finite(uint32_t acc_bits) {
 }
 
 inline bool is_nonfinite(uint32_t bits) { return (bits & 0x7F800000u) == 0x7F800000u; }
+
+// Whether any of n f32 bit patterns is an infinity or NaN, in a form that vectorizes: the
+// exponent field plus one exponent step reaches bit 31 exactly when the field is all ones.
+bool any_nonfinite(const uint32_t* bits, int n) {
+  uint32_t any = 0;
+  for (int t = 0; t < n; ++t) any |= (bits[t] & 0x7F800000u) + 0x00800000u;
+  return (any & 0x80000000u) != 0;
+}
 
 // One row of running values plus the row's scaled dot products, all finite. The AVX2 build of
 // the same loop handles four outputs per instruction.
@@ -364,7 +426,7 @@ double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); 
 }  // namespace
 
 bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
-  alignas(64) thread_local double a[kMaxElems], bt[kMaxElems], dots[kMaxElems];
+  alignas(64) thread_local double dots[kMaxElems];
   const int words = 64 * sh.per_lane / 4;
   if (has_nan_code(args.a, words) || has_nan_code(args.b, words)) return false;
   const int nblocks = sh.k / sh.block;
@@ -392,12 +454,15 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   // A row-major (row i, then K); B K-major (K, then column j) for the vectorized dot kernel.
   const OperandMap& amap = operand_map(sh.m, sh.k, sh.per_lane, sh.chunked);
   const OperandMap& bmap = operand_map(sh.n, sh.k, sh.per_lane, sh.chunked);
+  thread_local DecodeCache a_cache, b_cache;
+  const double* a;
+  const double* bt;
   if (args.register_major && amap.dwords_consecutive && bmap.dwords_consecutive) {
-    decode_dwords(amap.row_major_rm, 1, args.a, a);
-    decode_dwords(bmap.k_major_rm, sh.n, args.b, bt);
+    a = decoded(a_cache, amap.row_major_rm, 1, args.a);
+    bt = decoded(b_cache, bmap.k_major_rm, sh.n, args.b);
   } else {
-    decode_operand(args.register_major ? amap.row_major_rm : amap.row_major, args.a, a);
-    decode_operand(args.register_major ? bmap.k_major_rm : bmap.k_major, args.b, bt);
+    a = decoded(a_cache, args.register_major ? amap.row_major_rm : amap.row_major, 0, args.a);
+    bt = decoded(b_cache, args.register_major ? bmap.k_major_rm : bmap.k_major, 0, args.b);
   }
   const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
   for (int p = 0; p < nblocks; ++p)
@@ -407,8 +472,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
   gather_c(sh, args, slots, acc.data());
-  bool any_nonfinite = false;
-  for (int t = 0; t < mn; ++t) any_nonfinite |= is_nonfinite(acc[t]);
+  bool nonfinite = any_nonfinite(acc.data(), mn);
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
@@ -416,7 +480,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
       const double as = a_scale[p * sh.m + i];
       uint32_t* row = acc.data() + i * sh.n;
       const double* drow = dp + i * sh.n;
-      if (!any_nonfinite) {
+      if (!nonfinite) {
         combine_row(row, drow, as, bs, sh.n);
       } else {
         for (int j = 0; j < sh.n; ++j) {
@@ -426,9 +490,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
       }
     }
     // A block may overflow to infinity; the next block must see it as the general path does.
-    if (p + 1 < nblocks && !any_nonfinite) {
-      for (int t = 0; t < mn; ++t) any_nonfinite |= is_nonfinite(acc[t]);
-    }
+    if (p + 1 < nblocks && !nonfinite) nonfinite = any_nonfinite(acc.data(), mn);
   }
   // C may alias D: all of C was read before any of D is written.
   scatter_d(sh, args, slots, acc.data());
@@ -469,11 +531,12 @@ void decode_bf16(const OperandMap& map, const std::vector<uint16_t>& index, cons
   }
 }
 
+// The exponent field plus one step reaches bit 15 exactly when it is all ones (vectorizes).
 bool has_nonfinite_bf16(const uint32_t* regs, int halves) {
   const auto* half = reinterpret_cast<const uint16_t*>(regs);
   uint32_t any = 0;
-  for (int t = 0; t < halves; ++t) any |= (half[t] & 0x7F80u) == 0x7F80u;
-  return any != 0;
+  for (int t = 0; t < halves; ++t) any |= (half[t] & 0x7F80u) + 0x0080u;
+  return (any & 0x8000u) != 0;
 }
 
 }  // namespace
