@@ -5,6 +5,7 @@
 // Sources: AMD CDNA4 ISA "Local Data Share Operations" (ADDR = VGPR[addr] + offset;
 // read2/write2: offset0/offset1 scaled by the element size, st64 by 64 elements; ds_swizzle
 // modes; ds_permute/bpermute address = byte address / 4 of the lane).
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -195,16 +196,23 @@ void execute_ds(Executor& x) {
         x.fault(fmt::format("lane {} {} at LDS offset 0x{:x}, not aligned to {} bytes", l, in.name, base, t.align));
     }
   }
-  for (int l = 0; l < kLanes; ++l) {
-    if (!((exec >> l) & 1)) continue;
+  // Addresses, bounds checks at issue, and the footprint for the ordering checks.
+  const uint32_t bytes = s.dwords * (s.elem_bytes < 4 ? s.elem_bytes : 4);
+  uint64_t lo = ~0ull, hi = 0;
+  for (uint64_t m = exec; m; m &= m - 1) {
+    const int l = __builtin_ctzll(m);
     for (int a = 0; a < (s.two_addresses ? 2 : 1); ++a) {
       const uint64_t base = s.two_addresses ? uint64_t(addr[l]) + uint64_t(a == 0 ? in.offset : in.offset1) * s.scale
                                             : uint64_t(addr[l]) + offset16;
-      const uint32_t bytes = s.dwords * (s.elem_bytes < 4 ? s.elem_bytes : 4);
-      x.lds_ptr(base, bytes, l, !reads_lds);  // bounds check at issue
+      x.lds_ptr(base, bytes, l, !reads_lds);
+      lo = std::min(lo, base);
+      hi = std::max(hi, base + bytes);
       for (int k = 0; k < s.dwords; ++k) op->addr[l * 4 + a * s.dwords + k] = base + 4 * k;
     }
   }
+  op->box_lo[1] = lo;
+  op->box_hi[1] = hi;
+  op->lds_box_known = true;
   if (s.kind == DsKind::kWrite) {
     if (s.two_addresses) {
       read_data(in.vdata, s.dwords, op->data, 0);

@@ -298,6 +298,11 @@ void execute_flat(Executor& x) {
   if (!use_saddr) x.hazard_check_read_vgpr(in.vaddr + 1, false, true);
   const uint32_t* lo = x.vreg_read(in.vaddr);
   const uint32_t* hi = use_saddr ? nullptr : x.vreg_read(in.vaddr + 1);
+  // global_*: nothing but the range check can stop a lane, so the lanes' bounding range is
+  // checked once; only when it is not inside one buffer are the dwords checked one by one,
+  // in lane order (the same first fault).
+  const bool global = in.seg == 2;
+  uint64_t box_lo = ~0ull, box_hi = 0;
   for (int l = 0; l < kLanes; ++l) {
     if (!((exec >> l) & 1)) continue;
     const uint64_t addr = (use_saddr ? sbase + lo[l] : (uint64_t(lo[l]) | (uint64_t(hi[l]) << 32))) + int64_t(in.offset);
@@ -313,8 +318,16 @@ void execute_flat(Executor& x) {
       const uint64_t ak = addr + uint64_t(k) * a.elem_bytes;
       op->addr[l * 4 + k] = ak;
       op->valid[l * 4 + k] = 1;
-      x.check_global(ak, a.elem_bytes, a.store, l);
+      if (!global) x.check_global(ak, a.elem_bytes, a.store, l);
     }
+    const uint64_t end = addr + uint64_t(a.dwords) * a.elem_bytes;
+    box_lo = std::min(box_lo, addr);
+    box_hi = std::max<uint64_t>(box_hi, end < addr ? ~0ull : end);  // a range past 2^64 fails below
+  }
+  if (global && exec && !(box_hi > box_lo && x.region_for(box_lo, box_hi - box_lo, a.store))) {
+    for (int l = 0; l < kLanes; ++l)
+      if ((exec >> l) & 1)
+        for (int k = 0; k < a.dwords; ++k) x.check_global(op->addr[l * 4 + k], a.elem_bytes, a.store, l);
   }
   finish_vmem_issue(x, op, a, true, in.vdst);
 }

@@ -246,6 +246,7 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
   op->pc = in_->pc;
   op->lds_base = 0;
   op->landed = false;
+  op->lds_box_known = false;
   op->nmarked = 0;
   return op;
 }

@@ -105,8 +105,13 @@ void Executor::check_memory_order(PendingOp& op) {
   // One pass over the lanes: the footprint per space, and the LDS ranges with contiguous
   // ones merged (same bytes in the same order, so the race detector sees what it would see
   // range by range).
-  op.box_lo[0] = op.box_lo[1] = ~0ull;
-  op.box_hi[0] = op.box_hi[1] = 0;
+  // (A DS issue sets its LDS footprint itself: lds_box_known.)
+  op.box_lo[0] = ~0ull;
+  op.box_hi[0] = 0;
+  if (!op.lds_box_known) {
+    op.box_lo[1] = ~0ull;
+    op.box_hi[1] = 0;
+  }
   op.box_write[0] = op.box_write[1] = false;
   lds_ranges_.clear();
   const bool permute = op.kind == PendingOp::kLdsLoad && op.lds_base == 0xFFFFFFFFu;
@@ -123,12 +128,16 @@ void Executor::check_memory_order(PendingOp& op) {
     // (the same as for_each_range gives, contiguous ones merged) only when that cannot decide.
     const bool write = op.kind != PendingOp::kLdsLoad || is_lds_rtn_atomic(op.op);
     const uint64_t bytes = op.elem_bytes < 4 ? op.elem_bytes : 4;
-    uint64_t lo = ~0ull, hi = 0;
-    for (uint64_t m = op.exec; m; m &= m - 1) {
-      const uint64_t* la = &op.addr[__builtin_ctzll(m) * 4];
-      for (int k = 0; k < op.dwords; ++k) {
-        lo = std::min(lo, la[k]);
-        hi = std::max(hi, la[k] + bytes);
+    uint64_t lo = op.box_lo[1], hi = op.box_hi[1];
+    if (!op.lds_box_known) {
+      lo = ~0ull;
+      hi = 0;
+      for (uint64_t m = op.exec; m; m &= m - 1) {
+        const uint64_t* la = &op.addr[__builtin_ctzll(m) * 4];
+        for (int k = 0; k < op.dwords; ++k) {
+          lo = std::min(lo, la[k]);
+          hi = std::max(hi, la[k] + bytes);
+        }
       }
     }
     op.box_lo[1] = lo;

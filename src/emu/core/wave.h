@@ -77,6 +77,7 @@ struct PendingOp {
   // checks can pass over operations that cannot conflict without looking at every lane.
   uint64_t box_lo[2] = {~0ull, ~0ull}, box_hi[2] = {0, 0};
   bool box_write[2] = {false, false};
+  bool lds_box_known = false;  // box_lo[1]/box_hi[1] set by the DS issue itself (exec_lds.cpp)
   uint8_t nmarked = 0;
   std::array<uint16_t, 16> marked;         // destination registers flagged in flight
 };
