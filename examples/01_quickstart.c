@@ -21,9 +21,7 @@ int main(void) {
   zyfa_fwd_desc_t desc = ZYFA_FWD_DESC_INIT;
   zyfa_status_t st;
 
-  gaussian_bf16(q, nq, 0.5, &seed);
-  gaussian_bf16(k, nkv, 0.5, &seed);
-  gaussian_bf16(v, nkv, 1.0, &seed);
+  example_qkv_bf16(q, nq, k, v, nkv, &seed);
 
   if (zyfa_create(&handle) != ZYFA_STATUS_SUCCESS) return 1;
   desc.q = zyfa_tensor_bshd(q, ZYFA_DTYPE_BF16, B, S, H, D);

@@ -9,14 +9,13 @@
 
 #include "zyfa_build_config.h"
 
-#if ZYFA_BENCH_MODEL
-#include "model.h"
-#endif
-
 #if ZYFA_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include "device_fill.h"
+#endif
+#if ZYFA_BENCH_MODEL
+#include "model.h"  // predicted MI355X times (--model mi355x)
 #endif
 
 namespace zyfa::bench {

@@ -36,4 +36,12 @@ static inline void gaussian_bf16(uint16_t* dst, size_t n, double std, unsigned* 
   for (i = 0; i < n; ++i) dst[i] = float_to_bf16((float)(std * gaussian(state)));
 }
 
+/* The examples' attention inputs: q and k of std 0.5 (a softmax neither flat nor one-hot), v of
+ * std 1; nq and nkv values. */
+static inline void example_qkv_bf16(uint16_t* q, size_t nq, uint16_t* k, uint16_t* v, size_t nkv, unsigned* state) {
+  gaussian_bf16(q, nq, 0.5, state);
+  gaussian_bf16(k, nkv, 0.5, state);
+  gaussian_bf16(v, nkv, 1.0, state);
+}
+
 #endif

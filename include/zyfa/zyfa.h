@@ -233,11 +233,7 @@ static inline zyfa_tensor_t zyfa_tensor_bshd(void* data, zyfa_dtype_t dtype, int
 /** @brief Describe a contiguous (batch, heads, seqlen, head_dim) buffer; the logical order stays bshd. */
 static inline zyfa_tensor_t zyfa_tensor_bhsd(void* data, zyfa_dtype_t dtype, int64_t batch,
                                              int64_t seqlen, int64_t heads, int64_t head_dim) {
-  zyfa_tensor_t t;
-  t.data = data;
-  t.dtype = dtype;
-  t.shape[0] = batch; t.shape[1] = seqlen; t.shape[2] = heads; t.shape[3] = head_dim;
-  t.stride[3] = 1;
+  zyfa_tensor_t t = zyfa_tensor_bshd(data, dtype, batch, seqlen, heads, head_dim);
   t.stride[1] = head_dim;
   t.stride[2] = seqlen * head_dim;
   t.stride[0] = heads * seqlen * head_dim;

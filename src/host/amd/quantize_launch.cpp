@@ -18,6 +18,18 @@ struct Dim {
 
 uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
 
+// The bytes from the first element of src and of dst to one past their last: the memory
+// ranges the launches declare.
+void tensor_extents(const QuantizeProblem& p, int64_t src_elem_bytes, size_t* src_bytes, size_t* dst_bytes) {
+  int64_t src_last = 0, dst_last = 0;
+  for (int i = 0; i < 4; ++i) {
+    src_last += (p.shape[i] - 1) * p.src.stride[i];
+    dst_last += (p.shape[i] - 1) * p.dst.stride[i];
+  }
+  *src_bytes = static_cast<size_t>((src_last + 1) * src_elem_bytes);
+  *dst_bytes = static_cast<size_t>(dst_last + 1);
+}
+
 // Whether the staged kernels take this call: BF16 Hadamard rows of d 32, 64 or 128 without a
 // mean, packed (rows d apart) and 16-byte aligned. Fills their sign masks.
 bool use_staged(const QuantizeProblem& p, kernels::Fp8RotateArgs* a) {
@@ -94,13 +106,7 @@ zyfa_status_t plan_quantize(const QuantizeProblem& p, void* partials, const char
         plan.converts.push_back(l);
       }
 
-  int64_t src_last = 0, dst_last = 0;
-  for (int i = 0; i < 4; ++i) {
-    src_last += (p.shape[i] - 1) * p.src.stride[i];
-    dst_last += (p.shape[i] - 1) * p.dst.stride[i];
-  }
-  plan.src_bytes = static_cast<size_t>((src_last + 1) * eb);
-  plan.dst_bytes = static_cast<size_t>(dst_last + 1);
+  tensor_extents(p, eb, &plan.src_bytes, &plan.dst_bytes);
   *out = std::move(plan);
   return ZYFA_STATUS_SUCCESS;
 }
@@ -162,13 +168,7 @@ zyfa_status_t plan_rotate_quantize(const QuantizeProblem& p, void* scratch, cons
     a.workgroups = static_cast<uint32_t>(std::clamp<int64_t>((groups + 2 * waves - 1) / (2 * waves), 1, kernels::kRotWorkgroups));
   }
 
-  int64_t src_last = 0, dst_last = 0;
-  for (int i = 0; i < 4; ++i) {
-    src_last += (p.shape[i] - 1) * p.src.stride[i];
-    dst_last += (p.shape[i] - 1) * p.dst.stride[i];
-  }
-  plan.src_bytes = static_cast<size_t>((src_last + 1) * eb);
-  plan.dst_bytes = static_cast<size_t>(dst_last + 1);
+  tensor_extents(p, eb, &plan.src_bytes, &plan.dst_bytes);
   plan.mean_bytes = p.smooth_mean ? static_cast<size_t>(p.shape[2] * p.shape[3]) * sizeof(float) : 0;
   *out = plan;
   return ZYFA_STATUS_SUCCESS;
