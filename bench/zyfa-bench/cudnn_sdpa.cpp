@@ -4,6 +4,8 @@
 #include <cudnn_frontend.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <unordered_map>
 #include <vector>
@@ -33,7 +35,23 @@ bool load_cudnn(std::string* why) {
   return loaded;
 }
 
-enum Uid : int64_t { kQ = 1, kK, kV, kO, kDq, kDk, kDv, kDs, kSs, kSo, kAmaxS, kAmaxO, kStats };
+enum Uid : int64_t {
+  kQ = 1, kK, kV, kO, kDq, kDk, kDv, kDs, kSs, kSo, kAmaxS, kAmaxO, kStats,
+  kSeqQ, kSeqKv, kOffQ, kOffK, kOffV, kOffO  // ragged batches
+};
+
+// Per-sequence element offsets (B + 1) of rows packed `row` elements apart: int32, the type
+// every cuDNN 9 release takes for ragged offsets. False when they do not fit.
+bool ragged_offsets(const std::vector<int64_t>& lens, int64_t row, std::vector<int32_t>* out) {
+  int64_t at = 0;
+  out->push_back(0);
+  for (int64_t l : lens) {
+    at += l * row;
+    if (at > INT32_MAX) return false;
+    out->push_back(static_cast<int32_t>(at));
+  }
+  return true;
+}
 
 class Sdpa final : public CudnnSdpa {
  public:
@@ -44,21 +62,39 @@ class Sdpa final : public CudnnSdpa {
       *why = "cudnnCreate failed";
       return false;
     }
-    // Try BF16 output first (what ZYFA writes); FP8 output otherwise.
-    for (bool fp8_out : {false, true}) {
-      if (!s.fp8 && fp8_out) break;
-      std::string err;
-      if (build(fp8_out, &err)) {
-        out_fp8_ = fp8_out;
-        return allocate(why);
+    if (s.stats && ragged()) {
+      *why = "softmax stats of a ragged batch are not set up in this bench";
+      return false;
+    }
+    // The causal mask: top-left where queries and keys have one length (the long-standing
+    // path of the fixed-length runs), bottom-right with more keys than queries and for ragged
+    // batches. Where cuDNN refuses bottom-right (its FP8 forward takes it on Blackwell only)
+    // and every sequence has as many keys as queries, top-left is the same mask: tried next.
+    const bool same_lengths = ragged() ? s.ragged_q == s.ragged_k : s.seqlen_k == 0 || s.seqlen_k == s.seqlen;
+    std::vector<bool> bottom_right;
+    if (ragged() || !same_lengths) bottom_right.push_back(true);
+    if (same_lengths) bottom_right.push_back(false);
+    // BF16 output first (what ZYFA writes); FP8 output otherwise.
+    for (bool br : bottom_right) {
+      for (bool fp8_out : {false, true}) {
+        if (!s.fp8 && fp8_out) break;
+        std::string err;
+        if (build(fp8_out, br, &err)) {
+          out_fp8_ = fp8_out;
+          note_ = std::string(fp8_out ? "FP8 output" : "BF16 output") + (ragged() ? ", ragged (THD)" : "") +
+                  (br ? ", causal bottom-right" : ragged() ? ", causal top-left (the same mask: Lk = Lq)" : "");
+          return allocate(why);
+        }
+        *why += (why->empty() ? "" : "; ") + std::string(br ? "bottom-right, " : "top-left, ") +
+                (fp8_out ? "fp8 out: " : "bf16 out: ") + err;
       }
-      *why += (why->empty() ? "" : "; ") + std::string(fp8_out ? "fp8 out: " : "bf16 out: ") + err;
     }
     return false;
   }
 
   ~Sdpa() override {
     if (scratch_) cudaFree(scratch_);
+    if (lengths_) cudaFree(lengths_);
     if (workspace_) cudaFree(workspace_);
     if (handle_) fe::detail::destroy_handle(handle_);
   }
@@ -76,26 +112,51 @@ class Sdpa final : public CudnnSdpa {
     return true;
   }
   bool out_is_fp8() const override { return out_fp8_; }
+  std::string note() const override { return note_; }
   std::string error() const override { return error_; }
 
  private:
-  bool build(bool fp8_out, std::string* err) {
+  bool ragged() const { return !shape_.ragged_q.empty(); }
+
+  bool build(bool fp8_out, bool bottom_right, std::string* err) {
     const SdpaShape& s = shape_;
     auto g = std::make_shared<fe::graph::Graph>();
     g->set_io_data_type(s.fp8 ? fe::DataType_t::FP8_E4M3 : fe::DataType_t::BFLOAT16)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    // Logical (b, h, s, d) over bshd memory.
-    auto tensor = [&](const char* name, Uid uid, int64_t heads, int64_t d) {
+    const bool rag = ragged();
+    const int64_t b = rag ? static_cast<int64_t>(s.ragged_q.size()) : s.batch;
+    const int64_t s_q = rag ? *std::max_element(s.ragged_q.begin(), s.ragged_q.end()) : s.seqlen;
+    const int64_t s_kv = rag ? *std::max_element(s.ragged_k.begin(), s.ragged_k.end())
+                             : (s.seqlen_k > 0 ? s.seqlen_k : s.seqlen);
+    auto index = [&](const std::string& name, Uid uid, int64_t n) {
       return g->tensor(fe::graph::Tensor_attributes()
                            .set_name(name)
                            .set_uid(uid)
-                           .set_dim({s.batch, heads, s.seqlen, d})
-                           .set_stride({s.seqlen * heads * d, d, heads * d, 1}));
+                           .set_dim({n, 1, 1, 1})
+                           .set_stride({1, 1, 1, 1})
+                           .set_data_type(fe::DataType_t::INT32));
     };
-    auto q = tensor("Q", kQ, s.heads, s.d_qk);
-    auto k = tensor("K", kK, s.heads_k, s.d_qk);
-    auto v = tensor("V", kV, s.heads_k, s.d_v);
+    // Logical (b, h, s, d) over bshd memory; ragged: sequence i starts at element offset[i].
+    auto layout = [&](fe::graph::Tensor_attributes& t, Uid offset, int64_t heads, int64_t rows, int64_t d) {
+      t.set_dim({b, heads, rows, d}).set_stride({rows * heads * d, d, heads * d, 1});
+      if (rag) t.set_ragged_offset(index(t.get_name() + "_offset", offset, b + 1));
+    };
+    auto tensor = [&](const char* name, Uid uid, Uid offset, int64_t heads, int64_t rows, int64_t d) {
+      fe::graph::Tensor_attributes t;
+      t.set_name(name).set_uid(uid);
+      layout(t, offset, heads, rows, d);
+      return g->tensor(t);
+    };
+    auto q = tensor("Q", kQ, kOffQ, s.heads, s_q, s.d_qk);
+    auto k = tensor("K", kK, kOffK, s.heads_k, s_kv, s.d_qk);
+    auto v = tensor("V", kV, kOffV, s.heads_k, s_kv, s.d_v);
+    // The mask options, the same for the BF16 and FP8 graphs.
+    auto mask = [&](fe::graph::SDPA_attributes& a) {
+      if (bottom_right) a.set_causal_mask_bottom_right(true);
+      else a.set_causal_mask(true);
+      if (rag) a.set_padding_mask(true).set_seq_len_q(index("seq_q", kSeqQ, b)).set_seq_len_kv(index("seq_kv", kSeqKv, b));
+    };
     const float scale = s.softmax_scale != 0.0f ? s.softmax_scale : 1.0f / std::sqrt(float(s.d_qk));
     std::shared_ptr<fe::graph::Tensor_attributes> o, stats;
     if (s.fp8) {
@@ -110,8 +171,8 @@ class Sdpa final : public CudnnSdpa {
       auto opts = fe::graph::SDPA_fp8_attributes()
                       .set_name("sdpa_fp8")
                       .set_generate_stats(s.stats)
-                      .set_causal_mask(true)
                       .set_attn_scale(scale);
+      mask(opts);
       auto outs = g->sdpa_fp8(q, k, v, scalar("dq", kDq), scalar("dk", kDk), scalar("dv", kDv),
                               scalar("ds", kDs), scalar("ss", kSs), scalar("so", kSo), opts);
       o = outs[0];
@@ -125,8 +186,8 @@ class Sdpa final : public CudnnSdpa {
       auto opts = fe::graph::SDPA_attributes()
                       .set_name("sdpa")
                       .set_generate_stats(s.stats)
-                      .set_causal_mask(true)
                       .set_attn_scale(scale);
+      mask(opts);
       auto outs = g->sdpa(q, k, v, opts);
       o = outs[0];
       stats = outs[1];
@@ -136,8 +197,8 @@ class Sdpa final : public CudnnSdpa {
       stats->set_output(true).set_uid(kStats).set_dim({s.batch, s.heads, s.seqlen, 1})
           .set_stride({s.heads * s.seqlen, s.seqlen, 1, 1}).set_data_type(fe::DataType_t::FLOAT);
     }
-    o->set_output(true).set_uid(kO).set_dim({s.batch, s.heads, s.seqlen, s.d_v})
-        .set_stride({s.seqlen * s.heads * s.d_v, s.d_v, s.heads * s.d_v, 1});
+    o->set_output(true).set_uid(kO);
+    layout(*o, kOffO, s.heads, s_q, s.d_v);
     auto st = g->build(handle_, {fe::HeurMode_t::A});
     if (!st.is_good()) {
       *err = st.get_message();
@@ -158,6 +219,7 @@ class Sdpa final : public CudnnSdpa {
     ptrs_[kK] = const_cast<void*>(buffers_.k);
     ptrs_[kV] = const_cast<void*>(buffers_.v);
     ptrs_[kO] = buffers_.out;
+    if (ragged() && !upload_lengths(why)) return false;
     if (shape_.stats) ptrs_[kStats] = buffers_.stats;
     if (shape_.fp8) {
       // [descale_s, scale_s, scale_o, amax_s, amax_o]. P is scaled by 256 before its FP8
@@ -181,11 +243,40 @@ class Sdpa final : public CudnnSdpa {
     return true;
   }
 
+  // The ragged batch's index tensors in one device block: seq_len q, kv (B each), then the
+  // element offsets of q, k, v, o (B + 1 each).
+  bool upload_lengths(std::string* why) {
+    const SdpaShape& s = shape_;
+    std::vector<int32_t> host;
+    for (const auto* lens : {&s.ragged_q, &s.ragged_k})
+      for (int64_t l : *lens) host.push_back(static_cast<int32_t>(l));
+    const int64_t rows[4] = {s.heads * s.d_qk, s.heads_k * s.d_qk, s.heads_k * s.d_v, s.heads * s.d_v};
+    for (int i = 0; i < 4; ++i) {
+      if (!ragged_offsets(i == 0 || i == 3 ? s.ragged_q : s.ragged_k, rows[i], &host)) {
+        *why = "ragged offsets beyond int32 (too many packed elements)";
+        return false;
+      }
+    }
+    if (cudaMalloc(&lengths_, host.size() * sizeof(int32_t)) != cudaSuccess ||
+        cudaMemcpy(lengths_, host.data(), host.size() * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess) {
+      *why = "ragged index allocation failed";
+      return false;
+    }
+    const size_t b = s.ragged_q.size();
+    int32_t* p = static_cast<int32_t*>(lengths_);
+    ptrs_[kSeqQ] = p;
+    ptrs_[kSeqKv] = p + b;
+    for (int i = 0; i < 4; ++i) ptrs_[kOffQ + i] = p + 2 * b + i * (b + 1);
+    return true;
+  }
+
   cudnnHandle_t handle_ = nullptr;
   std::shared_ptr<fe::graph::Graph> graph_;
   std::unordered_map<int64_t, void*> ptrs_;
   void* workspace_ = nullptr;
   void* scratch_ = nullptr;
+  void* lengths_ = nullptr;
+  std::string note_;
   SdpaBuffers buffers_;
   SdpaShape shape_;
   bool out_fp8_ = false;

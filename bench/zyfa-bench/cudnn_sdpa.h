@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace zyfa::bench {
 
@@ -15,6 +16,13 @@ struct SdpaShape {
   int64_t batch = 1, seqlen = 0, heads = 0, heads_k = 0, d_qk = 128, d_v = 128;
   float softmax_scale = 0.0f;
   bool stats = false;  // also write the softmax stats (SdpaBuffers::stats)
+  // Keys per sequence when above seqlen (chunked prefill: causal aligned bottom-right); 0: seqlen.
+  int64_t seqlen_k = 0;
+  // Ragged (THD) batch: per-sequence lengths of the rows packed in the buffers (batch is then
+  // their count, seqlen / seqlen_k are ignored). cuDNN reads them through its padding mask
+  // (per-sequence lengths) and ragged offsets (each sequence's first element), which the
+  // object keeps in device memory of its own; stats are not offered for it.
+  std::vector<int64_t> ragged_q, ragged_k;
 };
 
 // Inputs in the bench's bshd layout (the same buffers ZYFA reads). FP8: device float descales
@@ -32,6 +40,7 @@ class CudnnSdpa {
   virtual ~CudnnSdpa() = default;
   virtual bool run(cudaStream_t stream) = 0;  // one forward call; false on error (see error())
   virtual bool out_is_fp8() const = 0;
+  virtual std::string note() const = 0;  // output format, and the causal alignment used
   virtual std::string error() const = 0;
 };
 

@@ -13,7 +13,12 @@
 // calls each timed with CUDA events (host clock on cpu/emu); the kernel order rotates from run
 // to run; the reported time is the mean over runs of each run's mean. Before configurations
 // with S >= 16K the GPU idles --idle seconds so every kernel starts from similar clocks.
-// Throughput = B * H * S^2 * (d_qk + d_v) / time (the FLOPs of causal attention).
+// Throughput = FLOPs / time with the exact causal count (varlen.h): 2 * H * (d_qk + d_v) times
+// the visible (query, key) pairs, B * S (S + 1) / 2 at fixed lengths.
+//
+// --varlen LENGTHS: one varlen batch packed along the rows (ZYFA's cu_seqlens, cuDNN's ragged
+// offsets); --chunk LQ:LK: fixed lengths with more keys than queries (bottom-right causal).
+// Both also time ZYFA's fixed-length call of the same causal work (batch 1) in the same run.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -23,14 +28,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_config.h"
+#include "config_reference.h"
 #include "bench_inputs.h"
 #include "quantize_bench.h"
 #include "sampled_error.h"
+#include "varlen.h"
 #include "zyfa/version.h"
 #include "zyfa/zyfa.h"
 #include "zyfa_build_config.h"
@@ -65,10 +74,13 @@ struct Options {
   InputKind inputs = InputKind::GAUSSIAN;
   bool cudnn = true;
   bool check = false;
+  double max_rel_error = 0;  // --max-rel-error: fail when a checked row's error exceeds it (0: never)
   std::string model;   // "mi355x": predicted times from the timing model (emu backend)
   int model_cus = 1;   // CUs simulated per launch (0: every busy CU)
   std::string json;
   std::string op = "fwd";  // fwd | quantize
+  std::optional<VarlenLengths> varlen;  // --varlen: one packed batch per dtype, d and GQA
+  int64_t chunk_q = 0, chunk_k = 0;     // --chunk LQ:LK
 };
 
 [[noreturn]] void usage(const char* msg) {
@@ -77,8 +89,16 @@ struct Options {
                "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
                "  [--runs N] [--idle SECONDS] [--inputs gaussian|realistic] [--input-std X] [--no-cudnn]\n"
                "  [--check] [--json FILE] [--op fwd|quantize] [--model mi355x [--model-cus N]]\n"
+               "  [--varlen L1,L2,...|random:N:LO:HI:SEED [--varlen-k-extra X]] [--chunk LQ:LK]\n"
+               "--varlen: one batch of sequences of these query lengths packed along the rows (cu_seqlens;\n"
+               "  cuDNN: ragged offsets), X more keys than queries each (a cached prefix); --heads 32, --d 128 and\n"
+               "  --gqa 1 unless given\n"
+               "--chunk LQ:LK: LQ queries against LK keys (chunked prefill, bottom-right causal)\n"
+               "  both also time ZYFA's fixed-length call (batch 1) of the closest causal work\n"
                "--op quantize: zyfa_fp8_quantize BF16 -> FP8 (plain, rotated, static descale) vs a copy\n"
-               "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row)\n"
+               "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row); varlen:\n"
+               "  the first, last and longest sequences; --max-rel-error X (implies --check): exit 1 when\n"
+               "  a checked row's relative error exceeds X, an output is not finite or ZYFA refused a call\n"
                "--model mi355x (with --backend emu): predicted MI355X kernel times from the timing model\n"
                "  instead of host timings, with AITER's kernels beside ZYFA's when .cache/aiter is present;\n"
                "  --model-cus N: CUs simulated per launch (default 1, 0 = all; docs/timing-model.md)\n",
@@ -116,6 +136,9 @@ std::vector<T> parse_list(const std::string& s) {
 
 Options parse(int argc, char** argv) {
   Options o;
+  std::string varlen_spec;
+  int64_t k_extra = 0;
+  bool shape_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -124,8 +147,8 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--backend") o.backend = next();
     else if (a == "--dtype") o.dtypes = parse_list<std::string>(next());
-    else if (a == "--d") o.dqk = parse_list<int64_t>(next());
-    else if (a == "--gqa") o.gqa = parse_list<int64_t>(next());
+    else if (a == "--d") o.dqk = parse_list<int64_t>(next()), shape_given = true;
+    else if (a == "--gqa") o.gqa = parse_list<int64_t>(next()), shape_given = true;
     else if (a == "--seqlen") o.seqlens = parse_list<int64_t>(next());
     else if (a == "--batch") o.batch = std::stoll(next());
     else if (a == "--heads") o.heads = std::stoll(next());
@@ -142,12 +165,32 @@ Options parse(int argc, char** argv) {
     }
     else if (a == "--no-cudnn") o.cudnn = false;
     else if (a == "--check") o.check = true;
+    else if (a == "--max-rel-error") o.max_rel_error = std::stod(next()), o.check = true;
     else if (a == "--json") o.json = next();
     else if (a == "--op") o.op = next();
     else if (a == "--model") o.model = next();
     else if (a == "--model-cus") o.model_cus = std::stoi(next());
+    else if (a == "--varlen") varlen_spec = next();
+    else if (a == "--varlen-k-extra") k_extra = std::stoll(next());
+    else if (a == "--chunk") {
+      std::string err;
+      if (!parse_chunk(next(), &o.chunk_q, &o.chunk_k, &err)) usage(err.c_str());
+    }
     else if (a == "--help" || a == "-h") usage("");
     else usage(("unknown flag " + a).c_str());
+  }
+  if (!varlen_spec.empty()) {
+    VarlenLengths l;
+    std::string err;
+    if (!parse_varlen(varlen_spec, k_extra, &l, &err)) usage(err.c_str());
+    o.varlen = std::move(l);
+    if (o.chunk_q > 0) usage("--varlen and --chunk are separate runs: give one of them");
+  } else if (k_extra != 0) {
+    usage("--varlen-k-extra needs --varlen");
+  }
+  if ((o.varlen || o.chunk_q > 0) && !shape_given) {
+    o.dqk = {128};  // the serving shape of the varlen and chunked-prefill targets, unless asked
+    o.gqa = {1};
   }
   const bool gpu = o.backend == "cuda" || o.backend == "hip" || !o.model.empty();
   if (!o.model.empty() && (o.model != "mi355x" || o.backend != "emu"))
@@ -164,18 +207,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-struct Config {
-  zyfa_dtype_t dtype;
-  int64_t batch, seqlen, heads, heads_k, d_qk, d_v;
-  std::string name() const {
-    return fmt::format("{}_D{}{}_{}_S{}_B{}_H{}", dtype == ZYFA_DTYPE_BF16 ? "Bf16" : "Fp8", d_qk,
-                       d_v == d_qk ? "" : fmt::format("v{}", d_v),
-                       heads == heads_k ? "Mha" : fmt::format("Gqa{}", heads / heads_k), seqlen, batch, heads);
-  }
-  double flops() const {
-    return double(batch) * double(heads) * double(seqlen) * double(seqlen) * double(d_qk + d_v);
-  }
-};
 
 struct Kernel {
   std::string name;
@@ -184,6 +215,8 @@ struct Kernel {
   std::vector<double> run_ms;  // per-run mean time of one call
   SampledError err;            // sampled error vs fp64 (--check); rows == 0 when not measured
   std::string lse_note;        // why the LSE error is missing, if it is
+  std::optional<Config> cfg;   // what it ran when not the result's configuration (equal work)
+  std::string not_run;         // why it was not timed (a refused call), reported in its row
 };
 
 struct Result {
@@ -198,18 +231,21 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : s / double(v.size());
 }
 
-// Times every kernel: warm-up, then runs with a rotating kernel order. timer(kernel, n) runs
-// n calls and returns the mean milliseconds per call.
-bool time_kernels(std::vector<Kernel>& ks, const Options& o,
+// Times every kernel not refused (not_run empty): warm-up, then runs with a rotating kernel
+// order. timer(kernel, n) runs n calls and returns the mean milliseconds per call.
+bool time_kernels(std::vector<Kernel>& all, const Options& o,
                   const std::function<double(Kernel&, int)>& timer) {
-  for (Kernel& k : ks) {
+  std::vector<Kernel*> ks;
+  for (Kernel& k : all)
+    if (k.not_run.empty()) ks.push_back(&k);
+  for (Kernel* k : ks) {
     for (int i = 0; i < o.warmup; ++i) {
-      if (!k.call()) return false;
+      if (!k->call()) return false;
     }
   }
   for (int r = 0; r < o.runs; ++r) {
     for (size_t j = 0; j < ks.size(); ++j) {
-      Kernel& k = ks[(j + r) % ks.size()];
+      Kernel& k = *ks[(j + r) % ks.size()];
       const double ms = timer(k, o.iters);
       if (ms < 0) return false;
       k.run_ms.push_back(ms);
@@ -218,13 +254,22 @@ bool time_kernels(std::vector<Kernel>& ks, const Options& o,
   return true;
 }
 
+const Config& config_of(const Result& r, const Kernel& k) { return k.cfg ? *k.cfg : r.cfg; }
+
+double tflops(const Result& r, const Kernel& k) { return config_of(r, k).flops() / (mean(k.run_ms) * 1e-3) / 1e12; }
+
 void print_result(const Result& r) {
   for (const Kernel& k : r.kernels) {
+    const Config& c = config_of(r, k);
+    if (!k.not_run.empty()) {
+      std::printf("%-34s %-10s not run: %s\n", c.name().c_str(), k.name.c_str(), k.not_run.c_str());
+      continue;
+    }
     const double ms = mean(k.run_ms);
     double lo = 1e30, hi = 0;
     for (double x : k.run_ms) lo = std::min(lo, x), hi = std::max(hi, x);
-    std::printf("%-34s %-8s %9.3f ms  %7.1f TFLOP/s  (runs %.3f..%.3f ms)%s\n", r.cfg.name().c_str(),
-                k.name.c_str(), ms, r.cfg.flops() / (ms * 1e-3) / 1e12, lo, hi,
+    std::printf("%-34s %-10s %9.3f ms  %7.1f TFLOP/s  %.4e FLOP  (runs %.3f..%.3f ms)%s\n", c.name().c_str(),
+                k.name.c_str(), ms, tflops(r, k), c.flops(), lo, hi,
                 k.note.empty() ? "" : ("  [" + k.note + "]").c_str());
   }
   for (const Kernel& k : r.kernels) {
@@ -232,16 +277,22 @@ void print_result(const Result& r) {
     if (e.rows == 0) continue;
     std::string lse = e.lse_max >= 0 ? fmt::format("lse/row mean {:.3e} max {:.3e} nats", e.lse_mean, e.lse_max)
                                      : "lse: " + (k.lse_note.empty() ? std::string("not measured") : k.lse_note);
-    std::printf("%-34s %-8s error vs fp64, %lld rows: rel/row mean %.3e max %.3e (h%lld r%lld)  pooled %.3e  "
+    std::printf("%-34s %-10s error vs fp64, %lld rows: rel/row mean %.3e max %.3e (h%lld r%lld)  pooled %.3e  "
                 "max_abs %.3e  %s%s\n",
-                r.cfg.name().c_str(), k.name.c_str(), static_cast<long long>(e.rows), e.row_rel_mean,
+                config_of(r, k).name().c_str(), k.name.c_str(), static_cast<long long>(e.rows), e.row_rel_mean,
                 e.row_rel_max, static_cast<long long>(e.worst_head), static_cast<long long>(e.worst_row),
                 e.pooled_rel, e.max_abs, lse.c_str(),
                 e.nonfinite ? fmt::format("  NONFINITE {}", e.nonfinite).c_str() : "");
   }
-  if (r.kernels.size() == 2 && !r.kernels[0].run_ms.empty() && !r.kernels[1].run_ms.empty()) {
-    std::printf("%-34s speedup zyfa / %s: %.3fx\n", r.cfg.name().c_str(), r.kernels[1].name.c_str(),
-                mean(r.kernels[1].run_ms) / mean(r.kernels[0].run_ms));
+  std::fflush(stdout);
+  // ZYFA against every other kernel that ran, by TFLOP/s (the time ratio when the work is equal).
+  if (r.kernels.empty() || r.kernels[0].name != "zyfa" || r.kernels[0].run_ms.empty()) return;
+  const Kernel& z = r.kernels[0];
+  for (size_t i = 1; i < r.kernels.size(); ++i) {
+    const Kernel& k = r.kernels[i];
+    if (k.run_ms.empty()) continue;
+    std::printf("%-34s speedup zyfa / %s: %.3fx%s\n", r.cfg.name().c_str(), k.name.c_str(), tflops(r, z) / tflops(r, k),
+                k.cfg ? " (TFLOP/s)" : "");
   }
   std::fflush(stdout);
 }
@@ -252,13 +303,25 @@ std::vector<Config> configs(const Options& o) {
   for (const std::string& dt : o.dtypes) {
     for (int64_t d : o.dqk) {
       for (int64_t g : o.gqa) {
-        for (int64_t s : o.seqlens) {
+        std::vector<int64_t> seqlens = o.seqlens;
+        if (o.varlen || o.chunk_q > 0) seqlens = {o.varlen ? 0 : o.chunk_q};
+        for (int64_t s : seqlens) {
           Config c;
           c.dtype = dt == "fp8" ? ZYFA_DTYPE_FP8_E4M3 : ZYFA_DTYPE_BF16;
           if (dt != "fp8" && dt != "bf16") usage(("unknown dtype " + dt).c_str());
           c.batch = o.batch;
-          c.seqlen = s;
-          c.heads = o.heads > 0 ? o.heads : (gpu ? std::max<int64_t>(32, 262144 / s) : 2 * g);
+          c.seqlen = c.seqlen_k = s;
+          if (o.chunk_q > 0) c.seqlen_k = o.chunk_k;
+          if (o.varlen) {
+            c.batch = 1;
+            c.lens_q = o.varlen->q;
+            c.lens_k = o.varlen->k;
+            c.seqlen = c.seqlen_k = 0;
+            for (size_t i = 0; i < c.lens_q.size(); ++i) c.seqlen += c.lens_q[i], c.seqlen_k += c.lens_k[i];
+          }
+          c.equal_work = o.varlen || o.chunk_q > 0;
+          const int64_t default_heads = o.varlen ? 32 : gpu ? std::max<int64_t>(32, 262144 / s) : 2 * g;
+          c.heads = o.heads > 0 ? o.heads : default_heads;
           c.heads_k = c.heads / g;
           if (c.heads_k < 1 || c.heads % g != 0) usage("heads must be a multiple of the GQA ratio");
           c.d_qk = d;
@@ -287,7 +350,7 @@ RealisticTensor realistic_tensor(const Config& c, int t, const float* scale, con
   r.scale = scale;
   r.mean = mean;
   r.sink = t == 1 ? sink : nullptr;
-  r.seqlen = c.seqlen;
+  r.seqlen = t == 0 ? c.seqlen : c.seqlen_k;  // varlen: RoPE positions are packed rows
   r.heads = t == 0 ? c.heads : c.heads_k;
   r.group = t == 0 ? c.heads / c.heads_k : 1;
   r.d = t == 2 ? c.d_v : c.d_qk;
@@ -305,7 +368,7 @@ std::pair<const float*, const float*> stats_of(const RealisticStats& st, int t) 
 
 // Copies each kernel's sampled error into it: out for the timed output, then lse_call() (one
 // more call that writes LSE, or null) for the LSE error.
-void check_kernel(const SampledReference& ref, Kernel* k, const void* out, bool out_fp8,
+void check_kernel(const ConfigReference& ref, Kernel* k, const void* out, bool out_fp8,
                   const std::function<const float*()>& lse_call) {
   k->err = ref.compare(out, out_fp8, nullptr);
   const float* lse = lse_call ? lse_call() : nullptr;
@@ -360,7 +423,8 @@ bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, cons
   for (const auto& p : launches) us += p.kernel_us;
   res->kernels.push_back(Kernel{"zyfa", nullptr, model_note(launches.back()), {us * 1e-3}});
   const std::string dir = aiter::cache_dir();
-  if (c.dtype == ZYFA_DTYPE_BF16 && have_aiter_kernel(dir, c.d_qk)) {
+  // AITER's model problem is one fixed length: not for varlen batches or chunks.
+  if (c.dtype == ZYFA_DTYPE_BF16 && !c.varlen() && c.seqlen_k == c.seqlen && have_aiter_kernel(dir, c.d_qk)) {
     ModelProblem m;
     m.batch = c.batch;
     m.heads = c.heads;
@@ -381,7 +445,31 @@ bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, cons
 }
 #endif
 
-bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const Options& o, Result* res) {
+// ZYFA's kernel `name` over descriptor *d (which must outlive the timing). A call the library
+// refuses (say NOT_SUPPORTED: a varlen batch on a backend without that kernel yet) leaves the
+// kernel untimed with the status and message in its row, and the other kernels run.
+Kernel zyfa_kernel(zyfa_handle_t h, const zyfa_fwd_desc_t* d, const std::string& name) {
+  Kernel k{name, [h, d]() {
+             if (zyfa_fwd(h, d) == ZYFA_STATUS_SUCCESS) return true;
+             std::fprintf(stderr, "zyfa_fwd: %s\n", zyfa_last_error());
+             return false;
+           }};
+  zyfa_status_t st = zyfa_fwd_prepare(h, d);
+  if (st == ZYFA_STATUS_SUCCESS) st = zyfa_fwd(h, d);
+  if (st != ZYFA_STATUS_SUCCESS) k.not_run = fmt::format("{}: {}", zyfa_status_string(st), zyfa_last_error());
+  return k;
+}
+
+// The inputs, output and descriptor of one ZYFA call on a host-memory backend (cpu, emu).
+struct HostCall {
+  std::vector<uint8_t> q, k, v;
+  std::vector<uint16_t> out;
+  std::vector<int32_t> cu_q, cu_k;
+  float descale[3] = {1, 1, 1};
+  zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
+};
+
+bool prepare_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const Options& o, HostCall* call) {
   std::mt19937_64 rng(0x5eed ^ static_cast<uint64_t>(c.seqlen));
   std::normal_distribution<float> dist(0.0f, o.input_std);
   auto gaussian = [&](int64_t n) {
@@ -389,13 +477,15 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
     for (auto& x : v) x = dist(rng);
     return v;
   };
-  const int64_t nq = c.batch * c.seqlen * c.heads * c.d_qk, nk = c.batch * c.seqlen * c.heads_k * c.d_qk,
-                nv = c.batch * c.seqlen * c.heads_k * c.d_v;
+  const int64_t nq = c.batch * c.seqlen * c.heads * c.d_qk, nk = c.batch * c.seqlen_k * c.heads_k * c.d_qk,
+                nv = c.batch * c.seqlen_k * c.heads_k * c.d_v;
   const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
-  std::vector<uint8_t> q(nq * (fp8 ? 1 : 2)), k(nk * (fp8 ? 1 : 2)), v(nv * (fp8 ? 1 : 2));
-  float descale[3] = {1, 1, 1};
-  std::vector<uint8_t>* bufs[3] = {&q, &k, &v};
+  call->q.resize(nq * (fp8 ? 1 : 2));
+  call->k.resize(nk * (fp8 ? 1 : 2));
+  call->v.resize(nv * (fp8 ? 1 : 2));
+  std::vector<uint8_t>* bufs[3] = {&call->q, &call->k, &call->v};
   const int64_t counts[3] = {nq, nk, nv};
+  const int64_t rows[3] = {c.seqlen, c.seqlen_k, c.seqlen_k};
   const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
   const int64_t dims[3] = {c.d_qk, c.d_qk, c.d_v};
   const RealisticStats st = config_stats(c);
@@ -417,35 +507,45 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
       continue;
     }
     zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
-    qd.src = zyfa_tensor_bshd(x.data(), ZYFA_DTYPE_FP32, c.batch, c.seqlen, heads[t], dims[t]);
-    qd.dst = zyfa_tensor_bshd(bufs[t]->data(), ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, heads[t], dims[t]);
-    qd.descale = &descale[t];
+    qd.src = zyfa_tensor_bshd(x.data(), ZYFA_DTYPE_FP32, c.batch, rows[t], heads[t], dims[t]);
+    qd.dst = zyfa_tensor_bshd(bufs[t]->data(), ZYFA_DTYPE_FP8_E4M3, c.batch, rows[t], heads[t], dims[t]);
+    qd.descale = &call->descale[t];
     qd.backend = backend;
     if (zyfa_fp8_quantize(h, &qd) != ZYFA_STATUS_SUCCESS) {
       std::fprintf(stderr, "%s: quantize: %s\n", c.name().c_str(), zyfa_last_error());
       return false;
     }
   }
-  std::vector<uint16_t> out(c.batch * c.seqlen * c.heads * c.d_v);
-  zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
-  d.q = zyfa_tensor_bshd(q.data(), c.dtype, c.batch, c.seqlen, c.heads, c.d_qk);
-  d.k = zyfa_tensor_bshd(k.data(), c.dtype, c.batch, c.seqlen, c.heads_k, c.d_qk);
-  d.v = zyfa_tensor_bshd(v.data(), c.dtype, c.batch, c.seqlen, c.heads_k, c.d_v);
-  d.out = zyfa_tensor_bshd(out.data(), ZYFA_DTYPE_BF16, c.batch, c.seqlen, c.heads, c.d_v);
-  if (fp8) {
-    d.q_descale = zyfa_descale_host(descale[0]);
-    d.k_descale = zyfa_descale_host(descale[1]);
-    d.v_descale = zyfa_descale_host(descale[2]);
+  call->out.resize(c.batch * c.seqlen * c.heads * c.d_v);
+  if (c.varlen()) {
+    call->cu_q = prefix_sums(c.lens_q);
+    call->cu_k = prefix_sums(c.lens_k);
   }
-  d.backend = backend;
+  call->d = fwd_desc(c, call->q.data(), call->k.data(), call->v.data(), call->out.data(), call->cu_q.data(),
+                     call->cu_k.data(), backend);
+  if (fp8) {
+    call->d.q_descale = zyfa_descale_host(call->descale[0]);
+    call->d.k_descale = zyfa_descale_host(call->descale[1]);
+    call->d.v_descale = zyfa_descale_host(call->descale[2]);
+  }
+  return true;
+}
+
+bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const Options& o, Result* res) {
+  HostCall main;
+  if (!prepare_host(h, backend, c, o, &main)) return false;
+  const zyfa_fwd_desc_t& d = main.d;
 #if ZYFA_BENCH_MODEL
   if (!o.model.empty()) return model_host(h, d, c, o, res);
 #endif
-  res->kernels.push_back(Kernel{"zyfa", [&]() {
-                                  if (zyfa_fwd(h, &d) == ZYFA_STATUS_SUCCESS) return true;
-                                  std::fprintf(stderr, "zyfa_fwd: %s\n", zyfa_last_error());
-                                  return false;
-                                }});
+  res->kernels.push_back(zyfa_kernel(h, &d, "zyfa"));
+  HostCall equal;
+  if (c.equal_work) {
+    const Config ec = equal_work_config(c);
+    if (!prepare_host(h, backend, ec, o, &equal)) return false;
+    res->kernels.push_back(zyfa_kernel(h, &equal.d, "zyfa-equal"));
+    res->kernels.back().cfg = ec;
+  }
   Options ho = o;
   ho.warmup = std::min(o.warmup, 1);
   const bool ok = time_kernels(res->kernels, ho, [](Kernel& k, int n) {
@@ -455,13 +555,17 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n;
   });
   if (!ok || !o.check) return ok;
-  const SampledReference ref(SampledInputs{q.data(), k.data(), v.data(), {descale[0], descale[1], descale[2]}, fp8,
-                                           c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, host_read_rows()});
-  // LSE from one more call into separate buffers, NaN-filled so an unwritten value shows.
-  std::vector<uint16_t> out_lse(out.size());
-  std::vector<float> lse(c.batch * c.heads * c.seqlen, NAN);
   Kernel& zk = res->kernels[0];
-  check_kernel(ref, &zk, out.data(), false, [&]() -> const float* {
+  if (!zk.not_run.empty()) return true;
+  const float* descale = main.descale;
+  const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
+  const ConfigReference ref(c, SampledInputs{main.q.data(), main.k.data(), main.v.data(),
+                                           {descale[0], descale[1], descale[2]}, fp8, c.batch, c.seqlen, c.heads,
+                                           c.heads_k, c.d_qk, c.d_v, host_read_rows()});
+  // LSE from one more call into separate buffers, NaN-filled so an unwritten value shows.
+  std::vector<uint16_t> out_lse(main.out.size());
+  std::vector<float> lse(c.batch * c.heads * c.seqlen, NAN);
+  check_kernel(ref, &zk, main.out.data(), false, [&]() -> const float* {
     zyfa_fwd_desc_t dl = d;
     dl.out.data = out_lse.data();
     dl.lse = lse.data();
@@ -515,7 +619,7 @@ bool check_cuda(zyfa_handle_t h, const Config& c, const zyfa_fwd_desc_t& d, bool
     // The descales sit in the one device array the bench allocated: q, k, v in order.
     BENCH_CUDA(cudaMemcpy(ds, d.q_descale.ptr, sizeof ds, cudaMemcpyDeviceToHost));
   }
-  const SampledReference ref(SampledInputs{d.q.data, d.k.data, d.v.data, {ds[0], ds[1], ds[2]}, fp8, c.batch,
+  const ConfigReference ref(c, SampledInputs{d.q.data, d.k.data, d.v.data, {ds[0], ds[1], ds[2]}, fp8, c.batch,
                                            c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, cuda_read_rows()});
   if (!ref.ok()) {
     std::fprintf(stderr, "%s: reading the inputs back failed\n", c.name().c_str());
@@ -539,6 +643,7 @@ bool check_cuda(zyfa_handle_t h, const Config& c, const zyfa_fwd_desc_t& d, bool
     return why.empty() ? lse : nullptr;
   };
   for (Kernel& kr : res->kernels) {
+    if (!kr.not_run.empty()) continue;
     if (kr.name == "zyfa") {
       check_kernel(ref, &kr, out, false, [&]() {
         return lse_of(
@@ -553,6 +658,9 @@ bool check_cuda(zyfa_handle_t h, const Config& c, const zyfa_fwd_desc_t& d, bool
     } else if (kr.name == "cudnn" && with_cudnn) {
       check_kernel(ref, &kr, out_ref, cudnn_fp8_out, [&]() -> const float* {
         SdpaShape s{fp8, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, 0.0f, true};
+        s.seqlen_k = c.seqlen_k;
+        s.ragged_q = c.lens_q;
+        s.ragged_k = c.lens_k;
         SdpaBuffers b{d.q.data, d.k.data, d.v.data, out_aux, d.q_descale.ptr, d.k_descale.ptr,
                       d.v_descale.ptr, lse};
         std::string why;
@@ -568,19 +676,25 @@ bool check_cuda(zyfa_handle_t h, const Config& c, const zyfa_fwd_desc_t& d, bool
   return true;
 }
 
-bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t stream, Result* res) {
-  DeviceMem mem;
+// The device buffers and descriptor of one ZYFA call on the cuda backend (in `mem`).
+struct CudaCall {
+  void *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
+  float* descales = nullptr;  // q, k, v
+  zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
+};
+
+bool prepare_cuda(zyfa_handle_t h, const Config& c, const Options& o, DeviceMem& mem, cudaStream_t stream,
+                  CudaCall* call) {
   const bool fp8 = c.dtype == ZYFA_DTYPE_FP8_E4M3;
   const size_t elem = fp8 ? 1 : 2;
-  const int64_t nq = c.batch * c.seqlen * c.heads * c.d_qk, nk = c.batch * c.seqlen * c.heads_k * c.d_qk,
-                nv = c.batch * c.seqlen * c.heads_k * c.d_v, no = c.batch * c.seqlen * c.heads * c.d_v;
-  void* q = mem.alloc(nq * elem);
-  void* k = mem.alloc(nk * elem);
-  void* v = mem.alloc(nv * elem);
-  void* out = mem.alloc(no * 2);
-  void* out_ref = mem.alloc(no * 2);
-  float* descales = static_cast<float*>(mem.alloc(3 * sizeof(float)));
-  if (!q || !k || !v || !out || !out_ref || !descales) {
+  const int64_t nq = c.batch * c.seqlen * c.heads * c.d_qk, nk = c.batch * c.seqlen_k * c.heads_k * c.d_qk,
+                nv = c.batch * c.seqlen_k * c.heads_k * c.d_v, no = c.batch * c.seqlen * c.heads * c.d_v;
+  void* q = call->q = mem.alloc(nq * elem);
+  void* k = call->k = mem.alloc(nk * elem);
+  void* v = call->v = mem.alloc(nv * elem);
+  void* out = call->out = mem.alloc(no * 2);
+  float* descales = call->descales = static_cast<float*>(mem.alloc(3 * sizeof(float)));
+  if (!q || !k || !v || !out || !descales) {
     std::fprintf(stderr, "%s: device allocation failed\n", c.name().c_str());
     return false;
   }
@@ -588,6 +702,7 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
   // through zyfa_fp8_quantize (power-of-two descales on device).
   void* bufs[3] = {q, k, v};
   const int64_t counts[3] = {nq, nk, nv};
+  const int64_t rows[3] = {c.seqlen, c.seqlen_k, c.seqlen_k};
   const int64_t heads[3] = {c.heads, c.heads_k, c.heads_k};
   const int64_t dims[3] = {c.d_qk, c.d_qk, c.d_v};
   void* staging = fp8 ? mem.alloc(std::max({nq, nk, nv}) * 2) : nullptr;
@@ -613,8 +728,8 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
     }
     if (!fp8) continue;
     zyfa_quantize_desc_t qd = ZYFA_QUANTIZE_DESC_INIT;
-    qd.src = zyfa_tensor_bshd(staging, ZYFA_DTYPE_BF16, c.batch, c.seqlen, heads[t], dims[t]);
-    qd.dst = zyfa_tensor_bshd(bufs[t], ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, heads[t], dims[t]);
+    qd.src = zyfa_tensor_bshd(staging, ZYFA_DTYPE_BF16, c.batch, rows[t], heads[t], dims[t]);
+    qd.dst = zyfa_tensor_bshd(bufs[t], ZYFA_DTYPE_FP8_E4M3, c.batch, rows[t], heads[t], dims[t]);
     qd.descale = descales + t;
     qd.stream = stream;
     qd.backend = ZYFA_BACKEND_CUDA;
@@ -623,47 +738,74 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
       return false;
     }
   }
-  BENCH_CUDA(cudaStreamSynchronize(stream));
-
-  zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
-  d.q = zyfa_tensor_bshd(q, c.dtype, c.batch, c.seqlen, c.heads, c.d_qk);
-  d.k = zyfa_tensor_bshd(k, c.dtype, c.batch, c.seqlen, c.heads_k, c.d_qk);
-  d.v = zyfa_tensor_bshd(v, c.dtype, c.batch, c.seqlen, c.heads_k, c.d_v);
-  d.out = zyfa_tensor_bshd(out, ZYFA_DTYPE_BF16, c.batch, c.seqlen, c.heads, c.d_v);
-  if (fp8) {
-    d.q_descale = zyfa_descale_device(descales);
-    d.k_descale = zyfa_descale_device(descales + 1);
-    d.v_descale = zyfa_descale_device(descales + 2);
+  // Varlen: the prefix sums in device memory, as an engine holds them.
+  int32_t *cu_q = nullptr, *cu_k = nullptr;
+  if (c.varlen()) {
+    const std::vector<int32_t> hq = prefix_sums(c.lens_q), hk = prefix_sums(c.lens_k);
+    cu_q = static_cast<int32_t*>(mem.alloc(hq.size() * sizeof(int32_t)));
+    cu_k = static_cast<int32_t*>(mem.alloc(hk.size() * sizeof(int32_t)));
+    if (!cu_q || !cu_k) return false;
+    BENCH_CUDA(cudaMemcpy(cu_q, hq.data(), hq.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(cu_k, hk.data(), hk.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
   }
-  d.stream = stream;
-  d.backend = ZYFA_BACKEND_CUDA;
-  if (zyfa_fwd_prepare(h, &d) != ZYFA_STATUS_SUCCESS) {
-    std::fprintf(stderr, "%s: zyfa_fwd_prepare: %s\n", c.name().c_str(), zyfa_last_error());
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  call->d = fwd_desc(c, q, k, v, out, cu_q, cu_k, ZYFA_BACKEND_CUDA);
+  if (fp8) {
+    call->d.q_descale = zyfa_descale_device(descales);
+    call->d.k_descale = zyfa_descale_device(descales + 1);
+    call->d.v_descale = zyfa_descale_device(descales + 2);
+  }
+  call->d.stream = stream;
+  return true;
+}
+
+// cuDNN's SDPA of c over the same inputs as ZYFA's call (ragged offsets for a varlen batch),
+// writing out_ref; null (with the reason in the kernel's row) where cuDNN refuses it.
+std::unique_ptr<CudnnSdpa> add_cudnn(const Config& c, const CudaCall& call, void* out_ref, cudaStream_t stream,
+                                     Result* res) {
+  SdpaShape s{c.dtype == ZYFA_DTYPE_FP8_E4M3, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, 0.0f};
+  s.seqlen_k = c.seqlen_k;
+  s.ragged_q = c.lens_q;
+  s.ragged_k = c.lens_k;
+  SdpaBuffers b{call.q, call.k, call.v, out_ref, call.descales, call.descales + 1, call.descales + 2};
+  std::string why;
+  std::unique_ptr<CudnnSdpa> cudnn = make_cudnn_sdpa(s, b, &why);
+  Kernel k{"cudnn"};
+  if (cudnn) {
+    CudnnSdpa* p = cudnn.get();
+    k.call = [p, stream]() {
+      if (p->run(stream)) return true;
+      std::fprintf(stderr, "cudnn: %s\n", p->error().c_str());
+      return false;
+    };
+    k.note = p->note();
+  } else {
+    k.not_run = why;
+  }
+  res->kernels.push_back(std::move(k));
+  return cudnn;
+}
+
+bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t stream, Result* res) {
+  DeviceMem mem;
+  CudaCall main, equal;
+  if (!prepare_cuda(h, c, o, mem, stream, &main)) return false;
+  void* out_ref = mem.alloc(static_cast<size_t>(c.batch * c.seqlen * c.heads * c.d_v) * 2);
+  if (!out_ref) {
+    std::fprintf(stderr, "%s: device allocation failed\n", c.name().c_str());
     return false;
   }
-  res->kernels.push_back(Kernel{"zyfa", [&]() {
-                                  if (zyfa_fwd(h, &d) == ZYFA_STATUS_SUCCESS) return true;
-                                  std::fprintf(stderr, "zyfa_fwd: %s\n", zyfa_last_error());
-                                  return false;
-                                }});
+  const zyfa_fwd_desc_t& d = main.d;
+  res->kernels.push_back(zyfa_kernel(h, &d, "zyfa"));
   std::unique_ptr<CudnnSdpa> cudnn;
-  if (o.cudnn) {
-    SdpaShape s{fp8, c.batch, c.seqlen, c.heads, c.heads_k, c.d_qk, c.d_v, 0.0f};
-    SdpaBuffers b{q, k, v, out_ref, descales, descales + 1, descales + 2};
-    std::string why;
-    cudnn = make_cudnn_sdpa(s, b, &why);
-    if (cudnn) {
-      CudnnSdpa* p = cudnn.get();
-      res->kernels.push_back(Kernel{"cudnn", [p, stream]() {
-                                      if (p->run(stream)) return true;
-                                      std::fprintf(stderr, "cudnn: %s\n", p->error().c_str());
-                                      return false;
-                                    },
-                                    p->out_is_fp8() ? "FP8 output" : "BF16 output"});
-    } else {
-      std::printf("%-34s cudnn    not run: %s\n", c.name().c_str(), why.c_str());
-    }
+  if (o.cudnn) cudnn = add_cudnn(c, main, out_ref, stream, res);
+  if (c.equal_work) {
+    const Config ec = equal_work_config(c);
+    if (!prepare_cuda(h, ec, o, mem, stream, &equal)) return false;
+    res->kernels.push_back(zyfa_kernel(h, &equal.d, "zyfa-equal"));
+    res->kernels.back().cfg = ec;
   }
+  BENCH_CUDA(cudaStreamSynchronize(stream));
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
@@ -682,13 +824,41 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
   if (!ok) return false;
   BENCH_CUDA(cudaStreamSynchronize(stream));
   BENCH_CUDA(cudaGetLastError());
-  if (o.check) return check_cuda(h, c, d, o.cudnn && cudnn, cudnn && cudnn->out_is_fp8(), out, out_ref, mem, stream, res);
-  return true;
+  if (!o.check) return true;
+  return check_cuda(h, c, d, cudnn != nullptr, cudnn && cudnn->out_is_fp8(), main.out, out_ref, mem, stream, res);
 }
 #endif
 
+// --max-rel-error: every kernel ran, and each checked one within max_rel per row, all finite.
+bool within_error(const Result& r, double max_rel) {
+  bool ok = true;
+  for (const Kernel& k : r.kernels) {
+    const SampledError& e = k.err;
+    std::string why;
+    if (k.name == "zyfa" && !k.not_run.empty()) why = "not run";
+    else if (k.not_run.empty() && e.rows > 0 && !(e.row_rel_max <= max_rel && e.nonfinite == 0))
+      why = fmt::format("row error {:.3e} (limit {:.3e}), {} non-finite", e.row_rel_max, max_rel, e.nonfinite);
+    else if (k.name == "zyfa" && e.rows == 0) why = "not checked";
+    if (why.empty()) continue;
+    std::printf("%-34s %-10s FAILED --max-rel-error: %s\n", config_of(r, k).name().c_str(), k.name.c_str(), why.c_str());
+    ok = false;
+  }
+  return ok;
+}
+
 // A measured figure, or null (not measured, or infinite: a NaN/inf output).
 std::string json_num(double x) { return x >= 0 && std::isfinite(x) ? fmt::format("{:.4e}", x) : "null"; }
+
+// s as the body of a JSON string (the refusal messages of libraries may hold quotes).
+std::string json_escape(const std::string& s) {
+  std::string e;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') e += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+    e += ch;
+  }
+  return e;
+}
 
 // The --check fields of one kernel (empty without --check).
 std::string error_json(const Kernel& k) {
@@ -721,17 +891,25 @@ void write_json(const Options& o, const std::vector<Result>& results, const std:
   bool first = true;
   for (const Result& r : results) {
     for (const Kernel& k : r.kernels) {
-      const double ms = mean(k.run_ms);
-      std::string runs;
+      const Config& c = config_of(r, k);
+      const bool ran = k.not_run.empty();
+      std::string runs, lens;
       for (double x : k.run_ms) runs += fmt::format("{}{:.5f}", runs.empty() ? "" : ", ", x);
+      if (c.varlen()) {
+        for (size_t i = 0; i < c.lens_q.size(); ++i)
+          lens += fmt::format("{}[{}, {}]", i ? ", " : "", c.lens_q[i], c.lens_k[i]);
+        lens = "\"varlen_lengths\": [" + lens + "], ";
+      }
+      if (k.cfg) lens += fmt::format("\"equal_work_of\": \"{}\", ", r.cfg.name());
       fmt::print(f,
                  "{}    {{\"config\": \"{}\", \"backend\": \"{}\", \"kernel\": \"{}\", \"dtype\": \"{}\", "
-                 "\"batch\": {}, \"seqlen\": {}, \"heads\": {}, \"heads_k\": {}, \"d_qk\": {}, \"d_v\": {}, "
-                 "\"time_ms\": {:.5f}, \"run_ms\": [{}], \"tflops\": {:.2f}, {}\"note\": \"{}\"}}",
-                 first ? "" : ",\n", r.cfg.name(), r.backend, k.name,
-                 r.cfg.dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8", r.cfg.batch, r.cfg.seqlen, r.cfg.heads,
-                 r.cfg.heads_k, r.cfg.d_qk, r.cfg.d_v, ms, runs, r.cfg.flops() / (ms * 1e-3) / 1e12,
-                 error_json(k), k.note);
+                 "\"batch\": {}, \"seqlen\": {}, \"seqlen_k\": {}, \"heads\": {}, \"heads_k\": {}, \"d_qk\": {}, "
+                 "\"d_v\": {}, {}\"flops\": {:.6e}, \"time_ms\": {}, \"run_ms\": [{}], \"tflops\": {}, {}\"note\": \"{}\"}}",
+                 first ? "" : ",\n", c.name(), r.backend, k.name, c.dtype == ZYFA_DTYPE_BF16 ? "bf16" : "fp8",
+                 c.batch, c.seqlen, c.seqlen_k, c.heads, c.heads_k, c.d_qk, c.d_v, lens, c.flops(),
+                 ran ? fmt::format("{:.5f}", mean(k.run_ms)) : "null", runs,
+                 ran ? fmt::format("{:.2f}", tflops(r, k)) : "null", error_json(k),
+                 json_escape(ran ? k.note : "not run: " + k.not_run));
       first = false;
     }
   }
@@ -778,6 +956,7 @@ int main_impl(int argc, char** argv) {
               o.inputs == InputKind::GAUSSIAN
                   ? fmt::format("Gaussian inputs std {:g}", static_cast<double>(o.input_std)).c_str()
                   : "realistic inputs (per-channel means, outlier channels, RoPE, sink)");
+  if (o.varlen) std::printf("varlen: %s\n", describe(*o.varlen).c_str());
   if (o.op == "quantize") {
     QuantizeBenchOptions qo;
     qo.seqlens = o.seqlens;
@@ -816,6 +995,10 @@ int main_impl(int argc, char** argv) {
       continue;
     }
     print_result(r);
+    // A refused ZYFA call leaves its row "not run" and the peers timed; the exit status says it.
+    for (const Kernel& k : r.kernels)
+      if (k.name.rfind("zyfa", 0) == 0 && !k.not_run.empty()) all_ok = false;
+    if (o.max_rel_error > 0 && !within_error(r, o.max_rel_error)) all_ok = false;
     results.push_back(std::move(r));
   }
   if (!o.json.empty()) write_json(o, results, device, cudnn_ver);

@@ -10,11 +10,28 @@
 # 192/128, S 2K, 8K and 32K, on Gaussian inputs of std 0.1 and std 1 (outputs shrink with the
 # row length) and on realistic inputs (per-channel means, outliers, RoPE, a sink; outputs do
 # not vanish). One call per kernel: the figures need no timing.
-# Usage: run-sweep.sh <zyfa-bench binary> <output dir> [all|accuracy]
+#
+# varlen: the varlen and chunked-prefill targets with the headline protocol, BF16 and FP8,
+# d 128, H 32: 16 sequences of 256..8192 tokens (seed 11 draws 63995 in all) and 2048 queries
+# against 16384 keys, each beside cuDNN (ragged offsets / bottom-right causal) and ZYFA's
+# fixed-length call of the same causal work; then the batch's sampled fp64 accuracy.
+# Usage: run-sweep.sh <zyfa-bench binary> <output dir> [all|accuracy|varlen]
 set -eu
 bench=$1 out=$2 what=${3:-all}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$out/gpu.csv" 2>&1 || true
+if [ "$what" = varlen ]; then
+  protocol="--dtype bf16,fp8 --d 128 --gqa 1 --heads 32 --warmup 500 --iters 100 --runs 3 --idle 5"
+  batch="--varlen random:16:256:8192:11"
+  # shellcheck disable=SC2086
+  "$bench" $protocol $batch --json "$out/varlen.json" | tee "$out/varlen.log"
+  # shellcheck disable=SC2086
+  "$bench" $protocol --chunk 2048:16384 --json "$out/chunk.json" | tee "$out/chunk.log"
+  # shellcheck disable=SC2086
+  "$bench" --dtype bf16,fp8 --heads 32 $batch --warmup 1 --iters 1 --runs 1 --idle 0 --check \
+    --json "$out/varlen-accuracy.json" | tee "$out/varlen-accuracy.log"
+  exit 0
+fi
 if [ "$what" = all ]; then
   headline="--dtype bf16,fp8 --d 128 --gqa 1 --seqlen 32768 --heads 32 --warmup 500 --iters 100 --runs 3 --idle 5 --check"
   # shellcheck disable=SC2086

@@ -76,18 +76,19 @@ SampledReference::SampledReference(const SampledInputs& in)
   const int64_t group = in.heads / in.heads_k, nr = static_cast<int64_t>(rows_.size());
   ref_.assign(heads_.size() * nr * in.d_v, 0.0);
   lse_.assign(heads_.size() * nr, 0.0);
-  std::vector<double> q, k, v, s(in.seqlen);
+  const int64_t keys = in.seqlen_k > 0 ? in.seqlen_k : in.seqlen, shift = keys - in.seqlen;
+  std::vector<double> q, k, v, s(keys);
   for (size_t hi = 0; hi < heads_.size(); ++hi) {
     const int64_t h = heads_[hi], hk = h / group;
     ok_ = ok_ && head_slice(in.read, in.q, in.fp8, in.descale[0], in.seqlen, in.heads, in.d_qk, h, &q) &&
-          head_slice(in.read, in.k, in.fp8, in.descale[1], in.seqlen, in.heads_k, in.d_qk, hk, &k) &&
-          head_slice(in.read, in.v, in.fp8, in.descale[2], in.seqlen, in.heads_k, in.d_v, hk, &v);
+          head_slice(in.read, in.k, in.fp8, in.descale[1], keys, in.heads_k, in.d_qk, hk, &k) &&
+          head_slice(in.read, in.v, in.fp8, in.descale[2], keys, in.heads_k, in.d_v, hk, &v);
     if (!ok_) return;
-    // Two-pass softmax in double over each sampled causal row.
+    // Two-pass softmax in double over each sampled causal row (keys 0 .. r + shift).
     for (int64_t ri = 0; ri < nr; ++ri) {
-      const int64_t r = rows_[ri];
+      const int64_t r = rows_[ri], last = r + shift;
       double mx = -INFINITY;
-      for (int64_t j = 0; j <= r; ++j) {
+      for (int64_t j = 0; j <= last; ++j) {
         double dot = 0;
         for (int64_t i = 0; i < in.d_qk; ++i) dot += q[r * in.d_qk + i] * k[j * in.d_qk + i];
         s[j] = dot * scale;
@@ -95,7 +96,7 @@ SampledReference::SampledReference(const SampledInputs& in)
       }
       double* acc = &ref_[(hi * nr + ri) * in.d_v];
       double sum = 0;
-      for (int64_t j = 0; j <= r; ++j) {
+      for (int64_t j = 0; j <= last; ++j) {
         const double p = std::exp(s[j] - mx);
         sum += p;
         for (int64_t i = 0; i < in.d_v; ++i) acc[i] += p * v[j * in.d_v + i];
@@ -117,7 +118,8 @@ SampledError SampledReference::compare(const void* out, bool out_fp8, const floa
   for (size_t hi = 0; hi < heads_.size(); ++hi) {
     const int64_t h = heads_[hi];
     if (!head_slice(in_.read, out, out_fp8, 1.0, in_.seqlen, in_.heads, in_.d_v, h, &o) ||
-        (lse && !in_.read(l.data(), lse + h * in_.seqlen, in_.seqlen * sizeof(float), 0, 1))) {
+        (lse && !in_.read(l.data(), lse + h * (in_.lse_stride > 0 ? in_.lse_stride : in_.seqlen),
+                          in_.seqlen * sizeof(float), 0, 1))) {
       return SampledError{};
     }
     for (int64_t ri = 0; ri < nr; ++ri) {
@@ -154,8 +156,28 @@ SampledError SampledReference::compare(const void* out, bool out_fp8, const floa
   e.rows = nr * static_cast<int64_t>(heads_.size());
   e.row_rel_mean = rel_sum / static_cast<double>(e.rows);
   e.pooled_rel = std::sqrt(err2_all / ref2_all);
+  e.err2 = err2_all;
+  e.ref2 = ref2_all;
   if (lse) e.lse_mean = lse_sum / static_cast<double>(e.rows);
   return e;
+}
+
+SampledError merge(const SampledError& a, const SampledError& b) {
+  if (a.rows == 0) return b;
+  if (b.rows == 0) return a;
+  SampledError m = a.row_rel_max >= b.row_rel_max ? a : b;  // keeps the worst row's place
+  m.rows = a.rows + b.rows;
+  const double wa = static_cast<double>(a.rows) / m.rows, wb = static_cast<double>(b.rows) / m.rows;
+  m.row_rel_mean = wa * a.row_rel_mean + wb * b.row_rel_mean;
+  m.err2 = a.err2 + b.err2;
+  m.ref2 = a.ref2 + b.ref2;
+  m.pooled_rel = std::sqrt(m.err2 / m.ref2);
+  m.max_abs = std::max(a.max_abs, b.max_abs);
+  m.nonfinite = a.nonfinite + b.nonfinite;
+  const bool lse = a.lse_max >= 0 && b.lse_max >= 0;  // merged only when both have it
+  m.lse_mean = lse ? wa * a.lse_mean + wb * b.lse_mean : -1.0;
+  m.lse_max = lse ? std::max(a.lse_max, b.lse_max) : -1.0;
+  return m;
 }
 
 }  // namespace zyfa::bench

@@ -26,6 +26,11 @@ struct SampledInputs {
   bool fp8;
   int64_t batch, seqlen, heads, heads_k, d_qk, d_v;
   ReadRows read;
+  // Keys when more than queries (causal aligned bottom-right: row r sees keys up to
+  // r + seqlen_k - seqlen); 0: seqlen. One sequence of a varlen batch is sampled the same way,
+  // from pointers to its first row.
+  int64_t seqlen_k = 0;
+  int64_t lse_stride = 0;  // floats between heads of the LSE (varlen: total_q); 0: seqlen
 };
 
 // Sampled rows: 0, 1, 2, ... log-spaced (4 per octave) plus 32 evenly spaced up to seqlen - 1.
@@ -42,7 +47,11 @@ struct SampledError {
   double max_abs = -1.0;        // max |o - ref| over sampled elements
   double lse_mean = -1.0, lse_max = -1.0;  // |lse_r - ref_r| in nats (when the kernel gave LSE)
   int64_t nonfinite = 0;        // NaN/inf outputs or LSE values (each counts as an infinite error)
+  double err2 = 0, ref2 = 0;    // the sums behind pooled_rel (so that figures can be merged)
 };
+
+// The figures of two sets of sampled rows together (several sequences of a varlen batch).
+SampledError merge(const SampledError& a, const SampledError& b);
 
 // The fp64 reference of the sampled rows, computed once per configuration and compared with
 // each kernel's output.
