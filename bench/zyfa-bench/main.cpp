@@ -405,13 +405,18 @@ std::string model_note(const emu::timing::Prediction& p) {
 
 // --model: ZYFA's launches of one zyfa_fwd call predicted, then AITER's kernel for the same
 // configuration (BF16 only: AITER ships no FP8 fwd_v3 kernel for gfx950 in this wheel).
-bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, const Options& o, Result* res) {
+// A refused call (a varlen batch before the emulator runs them) gets a "not run" row named
+// `name`; the equal-work call of a varlen batch or chunk is predicted as "zyfa-equal".
+bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, const Options& o, Result* res,
+                const char* name = "zyfa") {
   std::vector<emu::timing::Prediction> launches;
   {
     ModelRecorder rec(o.model_cus);
-    if (zyfa_fwd(h, &d) != ZYFA_STATUS_SUCCESS) {
-      std::fprintf(stderr, "%s: zyfa_fwd: %s\n", c.name().c_str(), zyfa_last_error());
-      return false;
+    const zyfa_status_t st = zyfa_fwd(h, &d);
+    if (st != ZYFA_STATUS_SUCCESS) {
+      res->kernels.push_back(Kernel{name});
+      res->kernels.back().not_run = fmt::format("{}: {}", zyfa_status_string(st), zyfa_last_error());
+      return true;
     }
     launches = rec.take();
   }
@@ -421,10 +426,12 @@ bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, cons
   }
   double us = 0;
   for (const auto& p : launches) us += p.kernel_us;
-  res->kernels.push_back(Kernel{"zyfa", nullptr, model_note(launches.back()), {us * 1e-3}});
+  res->kernels.push_back(Kernel{name, nullptr, model_note(launches.back()), {us * 1e-3}});
   const std::string dir = aiter::cache_dir();
-  // AITER's model problem is one fixed length: not for varlen batches or chunks.
-  if (c.dtype == ZYFA_DTYPE_BF16 && !c.varlen() && c.seqlen_k == c.seqlen && have_aiter_kernel(dir, c.d_qk)) {
+  // AITER's model problem is one fixed length: not for varlen batches or chunks (nor their
+  // equal-work calls, whose row is ZYFA's alone).
+  if (c.dtype == ZYFA_DTYPE_BF16 && !c.varlen() && c.seqlen_k == c.seqlen && !c.equal_work &&
+      std::string(name) == "zyfa" && have_aiter_kernel(dir, c.d_qk)) {
     ModelProblem m;
     m.batch = c.batch;
     m.heads = c.heads;
@@ -535,14 +542,20 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
   HostCall main;
   if (!prepare_host(h, backend, c, o, &main)) return false;
   const zyfa_fwd_desc_t& d = main.d;
+  HostCall equal;
+  const Config ec = equal_work_config(c);
+  if (c.equal_work && !prepare_host(h, backend, ec, o, &equal)) return false;
 #if ZYFA_BENCH_MODEL
-  if (!o.model.empty()) return model_host(h, d, c, o, res);
+  if (!o.model.empty()) {
+    if (!model_host(h, d, c, o, res)) return false;
+    if (!c.equal_work) return true;
+    if (!model_host(h, equal.d, ec, o, res, "zyfa-equal")) return false;
+    res->kernels.back().cfg = ec;
+    return true;
+  }
 #endif
   res->kernels.push_back(zyfa_kernel(h, &d, "zyfa"));
-  HostCall equal;
   if (c.equal_work) {
-    const Config ec = equal_work_config(c);
-    if (!prepare_host(h, backend, ec, o, &equal)) return false;
     res->kernels.push_back(zyfa_kernel(h, &equal.d, "zyfa-equal"));
     res->kernels.back().cfg = ec;
   }
