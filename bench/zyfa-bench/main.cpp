@@ -994,7 +994,7 @@ int main_impl(int argc, char** argv) {
     Result r;
     r.cfg = c;
     r.backend = o.backend;
-    if (c.seqlen >= 16384 && o.idle_s > 0 && o.model.empty()) {
+    if (std::max(c.seqlen, c.seqlen_k) >= 16384 && o.idle_s > 0 && o.model.empty()) {
       std::this_thread::sleep_for(std::chrono::duration<double>(o.idle_s));
     }
     bool ok = false;
