@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "host/amd/attn_launch.h"
 #include "host/amd/quantize_launch.h"
@@ -33,24 +34,40 @@ FwdProblem bshd_problem(zyfa_dtype_t dtype, int64_t b, int64_t s, int64_t h, int
 
 TEST(AttnPlan, KernelPerConfiguration) {
   EXPECT_STREQ("attn_fwd_bf16_d128_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128)));
-  EXPECT_STREQ("attn_fwd_bf16_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 192)));
+  EXPECT_STREQ("attn_fwd_bf16_d192_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 192)));
   EXPECT_STREQ("attn_fwd_fp8_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 4, 128)));
   EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
 }
 
-// The ping-pong BF16 d = 128 kernel reads V rows in 16-byte pieces; other V views (and only
-// those) keep the baseline kernel, with its 128-row tiles and 256 threads.
-TEST(AttnPlan, Bf16D128FallsBackWhereVRowsAreNot16Bytes) {
-  FwdProblem p = bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128);
-  EXPECT_EQ(256, attn_kernel_shape(p).tile_rows);
-  EXPECT_EQ(512, attn_kernel_shape(p).threads);
-  p.v.stride[1] = 128 + 4;  // 8 bytes of padding per row
-  EXPECT_STREQ("attn_fwd_bf16_d128", attn_kernel_name(p));
-  EXPECT_EQ(kernels::kAttnTileRows, attn_kernel_shape(p).tile_rows);
-  EXPECT_EQ(kernels::kAttnThreads, attn_kernel_shape(p).threads);
-  p = bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128);
-  p.v.data = reinterpret_cast<void*>(0x400008);
-  EXPECT_STREQ("attn_fwd_bf16_d128", attn_kernel_name(p));
+// The ping-pong BF16 kernels (d_qk 128 and 192) read V rows in 16-byte pieces; other V views
+// (and only those) keep the baseline kernels, with their 128-row tiles and 256 threads.
+TEST(AttnPlan, Bf16PingPongFallsBackWhereVRowsAreNot16Bytes) {
+  for (const int64_t dqk : {128, 192}) {
+    SCOPED_TRACE(dqk);
+    const std::string fast = "attn_fwd_bf16_d" + std::to_string(dqk) + "_gfx950";
+    const std::string baseline = "attn_fwd_bf16_d" + std::to_string(dqk);
+    FwdProblem p = bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, dqk);
+    EXPECT_EQ(fast, attn_kernel_name(p));
+    EXPECT_EQ(256, attn_kernel_shape(p).tile_rows);
+    EXPECT_EQ(512, attn_kernel_shape(p).threads);
+    p.v.stride[1] = 128 + 4;  // 8 bytes of padding per row
+    EXPECT_EQ(baseline, attn_kernel_name(p));
+    EXPECT_EQ(kernels::kAttnTileRows, attn_kernel_shape(p).tile_rows);
+    EXPECT_EQ(kernels::kAttnThreads, attn_kernel_shape(p).threads);
+    p = bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, dqk);
+    p.v.data = reinterpret_cast<void*>(0x400008);
+    EXPECT_EQ(baseline, attn_kernel_name(p));
+  }
+}
+
+// The ping-pong kernels' 32-bit K row offsets reach the last element of the last row: for
+// d_qk = 192 that is 192 elements past the row's start, not 128.
+TEST(AttnPlan, Bf16D192PingPongNeedsItsWholeKRowsWithin32Bits) {
+  FwdProblem p = bshd_problem(ZYFA_DTYPE_BF16, 1, 2, 4, 1, 192);
+  p.k.stride[1] = (int64_t{1} << 31) - 256;  // (row 1 + 192 elements) x 2 bytes < 2^32
+  EXPECT_STREQ("attn_fwd_bf16_d192_gfx950", attn_kernel_name(p));
+  p.k.stride[1] = (int64_t{1} << 31) - 160;  // + 128 elements within 2^32 bytes, + 192 not
+  EXPECT_STREQ("attn_fwd_bf16_d192", attn_kernel_name(p));
 }
 
 TEST(AttnPlan, ArgsCarryStridesScaleAndDescales) {

@@ -51,7 +51,7 @@ TEST(Fp8AsmDispatch, Fp8D128UsesTheGeneratedKernel) {
 TEST(Fp8AsmDispatch, OtherShapesKeepTheBaseline) {
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000)), "attn_fwd_fp8_d192");
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 128, 1000)), "attn_fwd_bf16_d128_gfx950");
-  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 192, 1000)), "attn_fwd_bf16_d192");
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 192, 1000)), "attn_fwd_bf16_d192_gfx950");
 }
 
 // Row offsets of 2^32 bytes or more: the generated kernel's 32-bit lane offsets would wrap, so

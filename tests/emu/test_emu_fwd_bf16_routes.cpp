@@ -1,6 +1,7 @@
-// BF16 d 128 paths that the configuration matrix of test_emu_fwd.cpp does not reach: the
-// baseline kernel, which the host keeps for V views that the ping-pong kernel cannot load
-// (rows that are not 16 bytes apart), and a negative softmax scale on the ping-pong kernel.
+// BF16 d 128 and d 192/128 paths that the configuration matrix of test_emu_fwd.cpp does not
+// reach: the baseline kernels, which the host keeps for V views that the ping-pong kernels
+// cannot load (rows that are not 16 bytes apart), and a negative softmax scale on the
+// ping-pong kernels.
 // Every run is checked against the fp64 reference, twice under different interleavings for
 // bitwise determinism, and the kernel the host really launched is read from the emulator's
 // per-launch line ($ZYFA_EMU_STATS), so that a change of routing cannot pass unnoticed.
@@ -18,6 +19,8 @@ namespace {
 
 constexpr const char* kPingPong = "attn_fwd_bf16_d128_gfx950";
 constexpr const char* kBaseline = "attn_fwd_bf16_d128";
+constexpr const char* kPingPong192 = "attn_fwd_bf16_d192_gfx950";
+constexpr const char* kBaseline192 = "attn_fwd_bf16_d192";
 
 // Re-lays a BSHD V with `pad` elements after each sequence row (its row stride grows by
 // `pad`). The padding holds BF16 NaNs: a kernel that read it would turn outputs into NaN.
@@ -117,6 +120,28 @@ TEST(EmuBf16D128Routes, PingPongNegativeScaleRising) {
   AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300).with(Inputs::RISING);
   c.softmax_scale = -0.125f;
   check_route(c, 0, kPingPong);
+}
+
+// d_qk 192: the same routes, and the negative scale through the 1.5x longer Q^T; GQA, tail
+// tiles, std 1 and rising (peaked) inputs.
+TEST(EmuBf16D192Routes, BaselineForUnalignedVRows) {
+  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 192, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 4, kBaseline192);
+}
+
+TEST(EmuBf16D192Routes, PingPongForAlignedPaddedVRows) {
+  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 192, 4, 2, 300), 8, kPingPong192);
+}
+
+TEST(EmuBf16D192Routes, PingPongNegativeScale) {
+  AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 192, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0);
+  c.softmax_scale = -0.07f;
+  check_route(c, 0, kPingPong192);
+}
+
+TEST(EmuBf16D192Routes, PingPongNegativeScaleRising) {
+  AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 192, 2, 1, 300).with(Inputs::RISING);
+  c.softmax_scale = -0.1f;
+  check_route(c, 0, kPingPong192);
 }
 
 }  // namespace

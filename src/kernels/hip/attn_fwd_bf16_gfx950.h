@@ -1,0 +1,580 @@
+// BF16 causal attention forward for gfx950, d_qk = 128 or 192 (d_v = 128): 8 waves in
+// ping-pong. The body of attn_fwd_bf16_d128_gfx950 and attn_fwd_bf16_d192_gfx950, a template
+// on d_qk (the two .hip files instantiate it); only K's LDS rows and Q^T's registers differ.
+//
+// A workgroup takes a query tile of 256 rows; wave w owns rows 32w .. 32w + 31 of it. K and V
+// stream through LDS in 64-key blocks, triple-buffered, loaded by all 512 threads straight
+// from global memory into LDS (LDS DMA) two blocks ahead; only V blocks on the diagonal, which
+// must be sanitized, pass through registers. Waves 0-3 and 4-7 share the four SIMDs, one of each
+// per SIMD, and run half an iteration apart: every iteration is a matrix phase (P·V of block j,
+// then the scores of block j + 1: two score tiles in flight) and a vector phase (softmax of
+// block j + 1), with one workgroup barrier. Waves 0-3 run matrix phase j, then their softmax
+// of block j + 1, then the barrier; waves 4-7 run their softmax of block j first, then matrix
+// phase j, then the barrier. So on each SIMD one wave's MFMAs run while the other wave
+// computes its softmax, and the barrier realigns them once an iteration. The matrix phase
+// runs at raised priority (s_setprio) so its MFMAs issue ahead of the other wave's VALU, and
+// its LDS reads are scheduled four MFMAs ahead of their use.
+//
+// Layouts are those of the baseline kernel (attn_fwd_common.h): scores transposed,
+// S^T = K Q^T with K the A operand of v_mfma_f32_32x32x16_bf16, so lane l holds query l % 32
+// and keys 8g + 4h + r (h = l / 32) of each 32-key block; P goes from registers into the B
+// operand of O^T += V^T P^T, and V^T comes from LDS through ds_read_b64_tr_b16, which hands
+// each lane 4 consecutive keys of its own output column.
+//
+// LDS rows are 256 bytes (one key, all 64 banks); 16-byte chunk c of row r sits at position
+// c ^ swz(r), swz(r) = the row's bits 0-1 and 2-3 swapped. For d_qk = 192, a K block is two
+// parts: d 0-127 in such rows, then d 128-191 in rows of 128 bytes (8 KiB), chunk c of row r
+// at position c ^ swz_hi(r), swz_hi(r) = the row's bits 1-3: the 16 rows of a read phase are 8
+// pairs of rows that share 256 bytes of banks, at 8 different positions, so also distinct. Every phase of the LDS accesses then
+// falls on distinct banks: the 16 K rows of a ds_read_b128 phase (swz is a bijection of the
+// low four bits), the 4 rows x 4 chunks of a ds_read_b64_tr_b16 phase (4 consecutive rows
+// give 4 different high position bits; with the row's low bits alone, 4-way conflicts), and
+// the 16 chunks of a row that a loader writes.
+//
+// LDS ordering (barriers numbered from the one that ends the prologue, #0; block i in buffer
+// i % 3): every wave runs matrix phase j between barriers #j and #j+1. There it reads K_{j+1}
+// and V_j, starts the loads of K_{j+3} (over K_j) and V_{j+2} (over V_{j-1}), and writes a
+// staged diagonal V_{j+1} (over V_{j-2}). K_j and V_{j-1} were last read in matrix phase
+// j - 1, before #j, so no load overtakes a read. Each wave waits for its loads of iteration j
+// at the end of its matrix phase j + 1, before #j+2; nobody reads K_{j+3} or V_{j+2} before
+// #j+2 (matrix phase j + 2), and nobody touches their buffers in between. The staged V_{j+1}
+// is written before #j+1 and first read after it.
+//
+// Numerics: base-2 online softmax with lazy rescaling: the reference maximum m of a row moves
+// only when a block's maximum exceeds it by more than 0.5 in base-2 units (log2 of the
+// probability ratio), so P <= 2^0.5; the output and row sum are rescaled only then, and the
+// whole 64-register rescale is skipped when no row of the wave moved. P is rounded (RNE) to
+// BF16 for the MFMA and the row sum adds the same rounded values, so each output row is a
+// weighted average of V rows. A negative softmax scale is folded into Q (a sign flip, exact),
+// so that the scores are scaled by |scale| > 0.
+// Non-finite V elements that some row of the tile must not see (keys on the diagonal blocks)
+// are read as 0; the rows at or after the smallest such key are made NaN, as in the baseline.
+#pragma once
+
+#include "attn_fwd_bf16_d128_gfx950_args.h"
+#include "attn_fwd_common.h"
+
+namespace zyfa::kernels {
+namespace {
+
+using namespace bf16_d128_gfx950;
+
+// What differs between the head dims: the scores' MFMA steps (16 d each), the first 8 of them
+// from the 256-byte part of a K row; the LDS-DMA loads of a K block per wave (one 1 KiB
+// instruction each: 2 for the 256-byte part, 1 for the 128-byte part).
+template <int kDqk>
+struct Dims {
+  static_assert(kDqk == 128 || kDqk == 192, "d_qk 128 or 192");
+  static constexpr int kSteps = kDqk / 16;
+  static constexpr int kLoSteps = 8;
+  static constexpr bool kHasHi = kDqk > 128;
+  static constexpr int kKBlockBytes = kKeyBlock * kDqk * 2;
+  static constexpr int kKLoads = kHasHi ? 3 : 2;
+};
+inline constexpr int kHiRowBytes = 64 * 2;
+
+typedef __attribute__((ext_vector_type(4))) short i16x4;
+typedef __attribute__((ext_vector_type(2))) float f32x2;
+typedef __attribute__((ext_vector_type(2))) __bf16 bf16x2;
+template <typename T>
+using lptr = __attribute__((address_space(3))) T*;
+
+template <int kDqk>
+struct Lds {
+  uint8_t k[3][Dims<kDqk>::kKBlockBytes];
+  uint8_t v[3][kBlockBytes];
+  uint32_t bad_key;  // smallest key of the diagonal blocks with a non-finite V element
+};
+
+// RNE to BF16 by the hardware conversion (v_cvt_pk_bf16_f32).
+// Swizzle of the 16-byte chunks of LDS row r (see the header).
+__device__ inline constexpr int swz(int r) { return ((r & 3) << 2) | ((r >> 2) & 3); }
+// Swizzle of the 16-byte chunks of row r of the 128-byte part of K (d_qk = 192).
+__device__ inline constexpr int swz_hi(int r) { return (r >> 1) & 7; }
+
+__device__ inline uint32_t pack_bf16(float a, float b) {
+  return __builtin_bit_cast(uint32_t, __builtin_convertvector(f32x2{a, b}, bf16x2));
+}
+
+// This wave's LDS accesses complete, then the workgroup barrier. Global loads stay in flight
+// (a fence would wait for them). The scheduling barriers keep each phase's work on its side.
+__device__ __forceinline__ void barrier() {
+  __builtin_amdgcn_sched_barrier(0);
+  asm volatile("s_waitcnt lgkmcnt(0)\n\ts_barrier" ::: "memory");
+  __builtin_amdgcn_sched_barrier(0);
+}
+
+// Waits until at most n of this wave's vector memory operations are outstanding (they retire
+// in order). The LDS-DMA loads below are inline assembly, so the compiler does not count them.
+// n is 0, 2 (a V block), kKLoads (a K block) or kKLoads + 2; for d_qk = 128, 0, 2 or 4.
+template <int kKLoads>
+__device__ __forceinline__ void wait_vmcnt(int n) {
+  if (kKLoads == 3 && n >= 5)
+    asm volatile("s_waitcnt vmcnt(5)" ::: "memory");
+  else if (n >= 4)
+    asm volatile("s_waitcnt vmcnt(4)" ::: "memory");
+  else if (kKLoads == 3 && n >= 3)
+    asm volatile("s_waitcnt vmcnt(3)" ::: "memory");
+  else if (n >= 2)
+    asm volatile("s_waitcnt vmcnt(2)" ::: "memory");
+  else
+    asm volatile("s_waitcnt vmcnt(0)" ::: "memory");
+}
+
+// 64 rows of K or V (16 KiB) from global memory straight into LDS (global_load_lds_dwordx4):
+// each instruction of a wave fills 1 KiB of LDS, M0 + 16 x lane, so wave w writes rows
+// 4w + 32i + lane / 16 (i = 0, 1) at position lane % 16, and loads the global chunk that the
+// swizzle puts there. The loads go out as inline assembly: the compiler would otherwise make
+// every LDS read wait for every LDS-DMA load in flight (it cannot tell the buffers apart), and
+// the prefetch two blocks ahead would be lost. s_nop 0: the one wait state between the
+// compiler's SALU write of M0 and an LDS-DMA load that reads it.
+__device__ __forceinline__ void dma_block(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
+                                          int seqlen, int wave, int lane) {
+  const uint32_t chunk = static_cast<uint32_t>((lane & 15) ^ swz(4 * wave + (lane >> 4)));
+  // Computed where it is used: hoisted out of the key loop, the six buffers' M0 values of
+  // each of K and V would hold 12 scalar registers (spilled).
+  uint32_t first = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf)) + 4 * wave * kRowBytes;
+  asm volatile("" : "+s"(first));
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const uint32_t key = static_cast<uint32_t>(min(kb + 4 * wave + 32 * i + (lane >> 4), seqlen - 1));
+    const uint32_t voff = key * row_bytes + 16u * chunk;
+    const uint32_t m0 = first + 32 * i * kRowBytes;
+    asm volatile("s_nop 0\n\tglobal_load_lds_dwordx4 %0, %1" ::"v"(voff), "s"(base), "{m0}"(m0) : "memory");
+  }
+}
+
+// The 128-byte part of 64 rows of K (d 128-191, 8 KiB) into LDS, one instruction a wave: wave
+// w writes rows 8w + lane / 8 at position lane % 8 and loads the chunk that swz_hi puts there.
+// Its byte offset from the row's start, 256, goes into the lane offset (no second base).
+__device__ __forceinline__ void dma_block_hi(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
+                                             int seqlen, int wave, int lane) {
+  const int row = 8 * wave + (lane >> 3);
+  const uint32_t chunk = static_cast<uint32_t>((lane & 7) ^ swz_hi(row));
+  uint32_t m0 = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf)) + 8 * wave * kHiRowBytes;
+  asm volatile("" : "+s"(m0));
+  const uint32_t key = static_cast<uint32_t>(min(kb + row, seqlen - 1));
+  const uint32_t voff = key * row_bytes + static_cast<uint32_t>(kRowBytes) + 16u * chunk;
+  asm volatile("s_nop 0\n\tglobal_load_lds_dwordx4 %0, %1" ::"v"(voff), "s"(base), "{m0}"(m0) : "memory");
+}
+
+// A whole K block: the 256-byte part of its rows, then (d_qk = 192) the 128-byte part.
+template <int kDqk>
+__device__ __forceinline__ void dma_k_block(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
+                                            int seqlen, int wave, int lane) {
+  dma_block(buf, base, row_bytes, kb, seqlen, wave, lane);
+  if constexpr (Dims<kDqk>::kHasHi) dma_block_hi(buf + kBlockBytes, base, row_bytes, kb, seqlen, wave, lane);
+}
+
+// 64 rows of K or V (16 KiB) to registers: thread t takes 16-byte chunk t % 16 of rows t / 16
+// and t / 16 + 32. Rows past the sequence read the last row (never used unmasked). The row
+// offset is 32-bit (the host sends larger K and V views to the baseline kernel): a uniform
+// 64-bit base plus a 32-bit lane offset takes two registers fewer per address.
+struct Stage {
+  u32x4 x[2];
+};
+
+__device__ __forceinline__ void load_block(Stage& st, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
+                                           int seqlen, int tid) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const uint32_t key = static_cast<uint32_t>(min(kb + (tid >> 4) + 32 * i, seqlen - 1));
+    st.x[i] = *global_cast<const u32x4>(base + (key * row_bytes + 16u * static_cast<uint32_t>(tid & 15)));
+  }
+}
+
+__device__ __forceinline__ void store_block(lptr<uint8_t> buf, const Stage& st, int tid) {
+  const int r = tid >> 4, c = tid & 15;
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+    *reinterpret_cast<lptr<u32x4>>(buf + (r + 32 * i) * kRowBytes + ((c ^ swz(r)) << 4)) = st.x[i];
+}
+
+// V of a diagonal block: keys past the sequence become 0, and so do non-finite elements, whose
+// smallest key goes to the LDS slot (rows at or after it see it and become NaN).
+__device__ __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int tid, lptr<uint32_t> bad_slot) {
+  int bad_key = 0x7FFFFFFF;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int key = kb + (tid >> 4) + 32 * i;
+    const bool past = key >= seqlen;
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      uint32_t x = st.x[i][w];
+      const bool bad_lo = (x & 0x7F80u) == 0x7F80u;
+      const bool bad_hi = (x & 0x7F800000u) == 0x7F800000u;
+      bad_key = (bad_lo || bad_hi) && !past ? min(bad_key, key) : bad_key;
+      x = bad_lo || past ? x & 0xFFFF0000u : x;
+      x = bad_hi || past ? x & 0x0000FFFFu : x;
+      st.x[i][w] = x;
+    }
+  }
+  if (bad_key != 0x7FFFFFFF) __hip_atomic_fetch_min(bad_slot, static_cast<uint32_t>(bad_key), __ATOMIC_RELAXED,
+                                                    __HIP_MEMORY_SCOPE_WORKGROUP);
+}
+
+// A lane's value and that of its partner lane (l ^ 32, the same query row) in some order, by
+// v_permlane32_swap: one VALU op instead of an LDS round trip (ds_bpermute). Lanes l and l ^ 32
+// get the same pair, swapped, so a commutative reduction of it agrees in both.
+__device__ __forceinline__ f32x2 both_halves(float x) {
+  const auto r = __builtin_amdgcn_permlane32_swap(float_to_bits(x), float_to_bits(x), false, true);
+  return f32x2{bits_to_float(r[0]), bits_to_float(r[1])};
+}
+
+template <int kDqk>
+struct Wave {
+  int lane, half, ql, qrow;
+  f32x2 sc;         // |softmax scale| * log2(e), twice (the operand of v_pk_mul_f32)
+  u32x4 q[Dims<kDqk>::kSteps];  // Q^T as the B operand: d = 16c + 8h .. + 7 of query ql
+  // LDS byte offsets of this lane's reads for step / column block 0; the others differ in the
+  // swizzled chunk bits only (an XOR, see scores and pv). kaddr_hi: the K rows' 128-byte part.
+  uint32_t kaddr;
+  uint32_t kaddr_hi;
+  uint32_t vaddr;
+  f32x16 o[4];      // O^T, dv = 32 jd + 8g + 4h + r in register 4g + r
+  f32x16 s[2];      // scores of the block in flight
+  u32x4 p[2][2];    // P of the block to multiply, BF16 pairs: [32-key half][MFMA t]
+  float m;
+  f32x2 l;          // row sum of this lane's keys, in two halves (added at the end)
+  int q0;           // the wave's first query row (uniform)
+};
+
+// The schedule of a run of n MFMAs that take r LDS reads each: the reads of the first kAhead
+// MFMAs first, then each MFMA followed by the reads of the one kAhead later, so that every
+// read has kAhead MFMAs (32 clocks each) to return in. The compiler's own order issued most
+// reads just before their MFMA and waited for them there.
+inline constexpr int kAhead = 4;
+template <int n, int r>
+__device__ __forceinline__ void sched_reads_ahead() {
+  __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);  // 0x100: LDS reads
+#pragma unroll
+  for (int i = 0; i < n - kAhead; ++i) {
+    __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);  // 0x008: MFMA
+    __builtin_amdgcn_sched_group_barrier(0x100, r, 0);
+  }
+  __builtin_amdgcn_sched_group_barrier(0x008, kAhead, 0);
+}
+
+// S^T = K Q^T for one 64-key block in LDS.
+template <int kDqk>
+__device__ __forceinline__ void scores(Wave<kDqk>& w, lptr<uint8_t> kbuf) {
+  using D = Dims<kDqk>;
+  w.s[0] = w.s[1] = f32x16{};
+  // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
+#pragma unroll
+  for (int c = 0; c < D::kSteps; ++c) {
+#pragma unroll
+    for (int sb = 0; sb < 2; ++sb) {
+      // Chunk 2c + h of row ql, swizzled: (2c + h) ^ x = 2c ^ (h ^ x), so step c flips bits 5-7
+      // (bits 5-6 in the 128-byte part, its step c - 8 = c & 7).
+      const uint32_t at = c < D::kLoSteps
+          ? (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes
+          : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
+      const u32x4 k = *reinterpret_cast<lptr<u32x4>>(kbuf + at);
+      w.s[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k),
+                                                        __builtin_bit_cast(bf16x8, w.q[c]), w.s[sb], 0, 0, 0);
+    }
+  }
+  sched_reads_ahead<2 * D::kSteps, 1>();
+}
+
+// O^T += V^T P^T for one 64-key block in LDS. MFMA t of a 32-key half takes score registers
+// 8t .. 8t + 7 as its slots: keys 16t + 4h + 0..3 and 16t + 8 + 4h + 0..3, the two quads that
+// the two transposing reads deliver.
+template <int kDqk>
+__device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int jd = 0; jd < 4; ++jd) {
+        // Second quad: 8 rows on (row bit 3, so swizzle bit 1 of the chunk, byte bit 5);
+        // column block jd: chunk + 4 jd (byte bits 6-7).
+        const int off = (32 * sb + 16 * t) * kRowBytes;
+        const i16x4 lo = __builtin_amdgcn_ds_read_tr16_b64_v4i16(
+            reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6)) + off));
+        const i16x4 hi = __builtin_amdgcn_ds_read_tr16_b64_v4i16(
+            reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6) ^ (1 << 5)) + off + 8 * kRowBytes));
+        const bf16x8 va = __builtin_bit_cast(bf16x8, __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7));
+        w.o[jd] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(va, __builtin_bit_cast(bf16x8, w.p[sb][t]), w.o[jd], 0, 0,
+                                                          0);
+      }
+  sched_reads_ahead<16, 2>();
+}
+
+// Softmax of the scores of block kb (keys kb .. kb + 63) into P, with the lazy rescale.
+template <int kDqk>
+__device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
+  const int kb = jb * kKeyBlock;
+  // Only a block that reaches past the wave's first row holds keys some of its rows must not
+  // see (keys past the sequence lie past every valid row, so in such a block too). The test
+  // is uniform (a scalar branch around the selects, which rewrite the scores in place: a
+  // second copy of the whole softmax made the register allocator spill).
+  if (kb + kKeyBlock - 1 > w.q0) {
+    // key_of(kb + 32 sb, v, h) <= qrow, with the lane's part on the right so that the
+    // register's part is an inline constant (hoisted keys would take 32 registers).
+    const int lim = w.qrow - kb - 4 * w.half;
+#pragma unroll
+    for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+      for (int v = 0; v < 16; ++v)
+        w.s[sb][v] = key_of(32 * sb, v, 0) <= lim ? w.s[sb][v] : -__builtin_inff();
+  }
+  // Scaled scores rounded before the max, so that the row's largest one minus m is exactly 0
+  // (an fma of the raw score against -m leaves the product's rounding error, up to 2^39 for
+  // scores near 2^64, in the exponent).
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int v = 0; v < 16; v += 2) {
+      const f32x2 x = f32x2{w.s[sb][v], w.s[sb][v + 1]} * w.sc;
+      w.s[sb][v] = x[0];
+      w.s[sb][v + 1] = x[1];
+    }
+  float mx = w.s[0][0];
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int v = 0; v < 16; ++v) mx = fmaxf(mx, w.s[sb][v]);
+  const f32x2 mxs = both_halves(mx);
+  mx = fmaxf(mxs[0], mxs[1]);
+  // The first block always moves m (from -inf): alpha = 0 clears nothing but zeros.
+  const bool grow = mx > w.m + 0.5f;
+  if (__builtin_amdgcn_ballot_w64(grow) != 0) {
+    const float m_new = grow ? mx : w.m;
+    const float alpha = __builtin_amdgcn_exp2f(w.m - m_new);
+    w.m = m_new;
+    w.l *= alpha;
+#pragma unroll
+    for (int jd = 0; jd < 4; ++jd) w.o[jd] *= alpha;
+  }
+  // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does). The pair
+  // is opaque to the compiler, which otherwise splits the packed add into two v_sub.
+  f32x2 neg_m = {-w.m, -w.m};
+  asm volatile("" : "+v"(neg_m));
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int v = 0; v < 16; v += 2) {
+      const f32x2 x = f32x2{w.s[sb][v], w.s[sb][v + 1]} + neg_m;
+      w.s[sb][v] = x[0];
+      w.s[sb][v + 1] = x[1];
+    }
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      uint32_t pw[4];
+#pragma unroll
+      for (int e2 = 0; e2 < 4; ++e2) {
+        const float p0 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2]);
+        const float p1 = __builtin_amdgcn_exp2f(w.s[sb][8 * t + 2 * e2 + 1]);
+        pw[e2] = pack_bf16(p0, p1);
+        // The two rounded values into the two halves of the row sum (one v_pk_add_f32).
+        w.l += f32x2{bits_to_float(pw[e2] << 16), bits_to_float(pw[e2] & 0xFFFF0000u)};
+      }
+      w.p[sb][t] = u32x4{pw[0], pw[1], pw[2], pw[3]};
+    }
+}
+
+template <int kDqk>
+__device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, uint32_t n_tiles, int wave, int lane,
+                                          int tid) {
+  using D = Dims<kDqk>;
+  // Read the arguments afresh for every tile (hoisted, they would hold scalar registers).
+  KernargPtr ap = kernargs();
+  asm volatile("" : "+s"(ap));
+  // Opaque per tile: values derived from the wave index (its row offset, LDS offsets) are
+  // otherwise hoisted out of the tile loop and held in scalar registers (spilled).
+  asm volatile("" : "+s"(wave));
+  const auto& a = *ap;
+  const int seqlen = a.seqlen;
+  const uint32_t bh = fast_div(tile_word, a.div_n_tiles);
+  const int tile = static_cast<int>(tile_word - bh * n_tiles);
+  const uint32_t bq = fast_div(bh, a.div_heads);
+  const int b = static_cast<int>(bq);
+  const int h = static_cast<int>(bh - bq * static_cast<uint32_t>(a.heads));
+  const int hk = static_cast<int>(fast_div(static_cast<uint32_t>(h), a.div_group));
+  const int tile_q0 = tile * kTileRows;
+  const int q0 = tile_q0 + wave * kWaveRows;
+
+  // Blocks of the tile (all waves load them) and of this wave (the ones it computes; the
+  // last holds its diagonal; none when its rows are all past the sequence).
+  const int key_end = min(seqlen, tile_q0 + kTileRows);
+  const int n = (key_end + kKeyBlock - 1) / kKeyBlock;
+  const int n_w = q0 < seqlen ? min(q0 + kWaveRows - 1, seqlen - 1) / kKeyBlock + 1 : 0;
+
+  Wave<kDqk> w;
+  w.lane = lane;
+  w.half = lane >> 5;
+  w.ql = lane & 31;
+  w.qrow = q0 + w.ql;
+  w.q0 = q0;
+  const bool qvalid = w.qrow < seqlen;
+  const int qload = qvalid ? w.qrow : seqlen - 1;
+  const float scale = a.scale_log2;
+  w.sc = f32x2{fabsf(scale), fabsf(scale)};
+  // Kept in one VGPR pair, opaque: the scalar registers are the scarcer ones here, and a scale
+  // the compiler can see it splats into 16 VGPRs (a pair per v_pk_mul_f32 of a score tile).
+  asm volatile("" : "+v"(w.sc));
+  const uint32_t q_sign = scale < 0.0f ? 0x80008000u : 0u;
+
+  const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
+      (b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + h * a.q_stride[2]) * 2;
+  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (b * a.k_stride[0] + hk * a.k_stride[2]) * 2;
+  const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) + (b * a.v_stride[0] + hk * a.v_stride[2]) * 2;
+  const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * 2);
+  const uint32_t v_row = static_cast<uint32_t>(a.v_stride[1] * 2);
+
+#pragma unroll
+  for (int c = 0; c < D::kSteps; ++c) {
+    w.q[c] = *global_cast<const u32x4>(qbase + 2 * (16 * c + 8 * w.half));
+    w.q[c] ^= q_sign;
+  }
+  w.kaddr = w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
+  w.kaddr_hi = w.ql * kHiRowBytes + ((w.half ^ swz_hi(w.ql)) << 4);
+  {
+    // Transposing read, lane m of its 16-lane group: 4 columns (8 bytes) of key row m / 4 of
+    // the quad, columns 16 gq + 4 (m % 4) of the 32-column block.
+    const int m16 = lane & 15, gq = (lane >> 4) & 1;
+    const int r = 4 * w.half + (m16 >> 2);  // row within the pair of quads, 0..7
+    const int chunk = 2 * gq + ((m16 >> 1) & 1);
+    w.vaddr = r * kRowBytes + ((chunk ^ swz(r)) << 4) + 8 * (m16 & 1);
+  }
+  // Every register of the state defined at the start of the tile: left undefined on the paths
+  // that skip the compute, they stayed live across the persistent loop and caused spills.
+#pragma unroll
+  for (int jd = 0; jd < 4; ++jd) w.o[jd] = f32x16{};
+  w.s[0] = w.s[1] = f32x16{};
+  w.p[0][0] = w.p[0][1] = w.p[1][0] = w.p[1][1] = u32x4{};
+  w.m = -__builtin_inff();
+  w.l = f32x2{};
+
+  // Generic -> LDS address space (a C cast is clang's address-space conversion). Buffer i of
+  // K is kbuf + i * kKBlockBytes (arithmetic, not an array the compiler would put in scratch).
+  const lptr<uint8_t> kbuf = (lptr<uint8_t>)lds.k[0];
+  const lptr<uint8_t> vbuf = (lptr<uint8_t>)lds.v[0];
+  lptr<uint32_t> bad_slot = (lptr<uint32_t>)&lds.bad_key;
+
+  // Blocks of V that some row of the tile must not see (the diagonal ones, kb >= tile_q0) go
+  // through registers, where sanitize_v clears their non-finite elements; the others, and all
+  // of K, by LDS DMA. Block i lives in buffer i % 3.
+  // The index is opaque so that i % 3 is computed where it is used (a few SALU): strength-
+  // reduced, each (j + c) % 3 became an induction variable of its own in scalar registers.
+  const auto buf_offset = [](int i, int bytes) {
+    asm volatile("" : "+s"(i));
+    return (i % 3) * bytes;
+  };
+  const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, D::kKBlockBytes); };
+  const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i, kBlockBytes); };
+  const auto v_staged = [&](int i) { return i * kKeyBlock >= tile_q0; };
+
+  // Prologue: the previous tile's LDS accesses are over; reset the NaN slot; K_0, K_1, K_2 and
+  // V_0 complete, V_1 in flight or staged (its latency is paid once a tile).
+  barrier();
+  if (tid == 0) *bad_slot = 0x7FFFFFFFu;
+  Stage vs;
+  dma_k_block<kDqk>(kbuf_of(0), kbase, k_row, 0, seqlen, wave, lane);
+  if (v_staged(0))
+    load_block(vs, vbase, v_row, 0, seqlen, tid);
+  else
+    dma_block(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
+  if (n > 1) dma_k_block<kDqk>(kbuf_of(1), kbase, k_row, kKeyBlock, seqlen, wave, lane);
+  if (n > 2) dma_k_block<kDqk>(kbuf_of(2), kbase, k_row, 2 * kKeyBlock, seqlen, wave, lane);
+  wait_vmcnt<D::kKLoads>(0);
+  barrier();
+  if (v_staged(0)) {
+    sanitize_v(vs, 0, seqlen, tid, bad_slot);
+    store_block(vbuf_of(0), vs, tid);
+  }
+  if (n > 1) {
+    if (v_staged(1))
+      load_block(vs, vbase, v_row, kKeyBlock, seqlen, tid);
+    else
+      dma_block(vbuf_of(1), vbase, v_row, kKeyBlock, seqlen, wave, lane);
+  }
+  // Waves 0-3 lead: their softmax of block j + 1 follows their matrix phase j; waves 4-7
+  // compute it before their matrix phase j + 1, so that on each SIMD one wave's MFMAs run
+  // while the other computes its softmax, with one barrier per iteration.
+  const bool lead = wave < kWaves / 2;
+  if (n_w > 0) {
+    scores(w, kbuf_of(0));
+    if (lead) softmax_block(w, 0);
+  }
+  barrier();  // #0
+
+  for (int j = 0; j < n; ++j) {
+    if (!lead && j < n_w) softmax_block(w, j);
+    // Matrix phase: P·V of block j, scores of block j + 1; then the loads of K_{j+3} and
+    // V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1}, which every wave
+    // finished reading before barrier #j (issued ahead of the phase's LDS reads, they held
+    // them back).
+    __builtin_amdgcn_s_setprio(1);
+    if (j < n_w) pv(w, vbuf_of(j));
+    if (j + 1 < n_w) scores(w, kbuf_of(j + 1));
+    __builtin_amdgcn_s_setprio(0);
+    if (j + 3 < n) dma_k_block<kDqk>(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
+    const bool load_v = j + 2 < n, stage_v = load_v && v_staged(j + 2);
+    if (load_v && !stage_v) dma_block(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
+    if (j + 1 < n && v_staged(j + 1)) {
+      sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
+      store_block(vbuf_of(j + 1), vs, tid);
+    }
+    if (stage_v) load_block(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
+    // The previous iteration's loads complete before barrier #j+1, those of this one stay
+    // in flight: nobody touches their buffers before barrier #j+2.
+    wait_vmcnt<D::kKLoads>(D::kKLoads * (j + 3 < n) + 2 * load_v);
+    if (lead && j + 1 < n_w) softmax_block(w, j + 1);
+    barrier();
+  }
+
+  const f32x2 ls = both_halves(w.l[0] + w.l[1]);
+  const float l_row = ls[0] + ls[1];  // the same sum in both lanes of the row
+  const bool saw_bad_v = static_cast<uint32_t>(w.qrow) >= *bad_slot;
+  if (!qvalid) return;
+  const float inv = saw_bad_v ? __builtin_nanf("") : __builtin_amdgcn_rcpf(l_row);
+  // The output arguments read afresh here: held through the key loop they took scalar
+  // registers that the loop needs (SGPR spills).
+  KernargPtr ep = kernargs();
+  asm volatile("" : "+s"(ep));
+  const auto& e = *ep;
+  const gptr<uint8_t> orow = global<uint8_t>(e.out) +
+      (b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) * 2;
+#pragma unroll
+  for (int jd = 0; jd < 4; ++jd)
+#pragma unroll
+    for (int g = 0; g < 4; ++g) {
+      const uint32_t lo = pack_bf16(w.o[jd][4 * g] * inv, w.o[jd][4 * g + 1] * inv);
+      const uint32_t hi = pack_bf16(w.o[jd][4 * g + 2] * inv, w.o[jd][4 * g + 3] * inv);
+      typedef __attribute__((ext_vector_type(2))) unsigned u32x2;
+      *global_cast<u32x2>(orow + 2 * key_of(32 * jd, 4 * g, w.half)) = u32x2{lo, hi};
+    }
+  if (e.lse != 0 && w.half == 0) {
+    // Natural-log sum-exp of the scaled scores: ln 2 * (m + log2(sum 2^(x - m))).
+    global<float>(e.lse)[(static_cast<int64_t>(b) * e.heads + h) * e.seqlen + w.qrow] =
+        0.69314718055994531f * (w.m + __builtin_amdgcn_logf(l_row));
+  }
+}
+
+// The persistent loop of a workgroup over its jobs' tiles (the kernels' whole body).
+template <int kDqk>
+__device__ __forceinline__ void attn_fwd_bf16_gfx950(Lds<kDqk>& lds) {
+  const auto& a = *kernargs();
+  const gptr<const uint32_t> jt = global<const uint32_t>(a.job_table);
+  const uint32_t grid = jt[0];
+  const uint32_t n_tiles = jt[1];
+  const uint32_t wg = blockIdx.x;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 63;
+  const int wave = __builtin_amdgcn_readfirstlane(tid >> 6);
+  const uint32_t begin = jt[2 + wg];
+  const uint32_t end = jt[3 + wg];
+  for (uint32_t word = 2 * begin; word < 2 * end; ++word) {
+    const uint32_t t = jt[3 + grid + word];
+    if (t != kNoTileWord) attn_tile<kDqk>(lds, t, n_tiles, wave, lane, tid);
+  }
+}
+
+}  // namespace
+}  // namespace zyfa::kernels
