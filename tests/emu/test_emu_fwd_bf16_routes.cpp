@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "emu_run.h"
 
@@ -81,68 +82,63 @@ void run_and_check(AttnData& a, const std::string& name, const char* kernel) {
   std::printf("%s: %s\n", name.c_str(), r.summary().c_str());
 }
 
-// Inputs for `c` seeded by the test's name ("Suite_Test"), V rows padded by `pad` elements
-// (0: none), run and checked with `kernel` expected to be the one launched.
-void check_route(AttnConfig c, int64_t pad, const char* kernel) {
-  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string name = std::string(t->test_suite_name()) + "_" + t->name();
+// One route: a configuration, V rows padded by `pad` elements (0: none), and the kernel the
+// host must launch for it.
+struct Route {
+  const char* name;
+  AttnConfig cfg;
+  int64_t pad;
+  const char* kernel;
+};
+
+// `c` with a negative softmax scale (folded into Q by the kernel).
+AttnConfig negative_scale(AttnConfig c, float scale) {
+  c.softmax_scale = scale;
+  return c;
+}
+
+std::vector<Route> routes() {
+  using C = AttnConfig;
+  constexpr zyfa_dtype_t bf16 = ZYFA_DTYPE_BF16;
+  return {
+      // V rows 8 bytes past a multiple of 16: the baseline kernels. GQA 4:2, a tail tile;
+      // std 0.1 and std 1 (peaked rows, the rescale taken and skipped).
+      {"D128BaselineForUnalignedVRows", C::of(bf16, 128, 4, 2, 300), 4, kBaseline},
+      {"D128BaselineForUnalignedVRowsStd1", C::of(bf16, 128, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 12, kBaseline},
+      {"D192BaselineForUnalignedVRowsStd1", C::of(bf16, 192, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 4, kBaseline192},
+      // Padding by whole 16-byte chunks keeps the ping-pong kernels (the routing is by
+      // alignment, not by padding).
+      {"D128PingPongForAlignedPaddedVRows", C::of(bf16, 128, 2, 1, 300), 8, kPingPong},
+      {"D192PingPongForAlignedPaddedVRows", C::of(bf16, 192, 4, 2, 300), 8, kPingPong192},
+      // A negative softmax scale: std 1 or rising inputs, so that the sign decides which keys
+      // dominate; GQA, a tail tile, LSE checked; for d 192 through the 1.5x longer Q^T.
+      {"D128PingPongNegativeScale", negative_scale(C::of(bf16, 128, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0), -0.09f), 0,
+       kPingPong},
+      {"D128PingPongNegativeScaleRising", negative_scale(C::of(bf16, 128, 2, 1, 300).with(Inputs::RISING), -0.125f), 0,
+       kPingPong},
+      {"D192PingPongNegativeScale", negative_scale(C::of(bf16, 192, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0), -0.07f), 0,
+       kPingPong192},
+      {"D192PingPongNegativeScaleRising", negative_scale(C::of(bf16, 192, 2, 1, 300).with(Inputs::RISING), -0.1f), 0,
+       kPingPong192},
+  };
+}
+
+class EmuBf16Routes : public ::testing::TestWithParam<Route> {};
+
+// Inputs seeded by the route's name, run and checked with its kernel expected to be the one
+// launched.
+TEST_P(EmuBf16Routes, LaunchesItsKernelAndMatchesFp64) {
+  const Route& r = GetParam();
+  const std::string name = std::string("EmuBf16Routes_") + r.name;
+  AttnConfig c = r.cfg;
   c.seed = seed_for(name);
   AttnData a = make_attn_data(c);
-  if (pad != 0) pad_v_rows(a, pad);
-  run_and_check(a, name, kernel);
+  if (r.pad != 0) pad_v_rows(a, r.pad);
+  run_and_check(a, name, r.kernel);
 }
 
-// V rows 8 bytes past a multiple of 16: the baseline kernel. GQA 4:2, a tail tile; std 0.1
-// and std 1 (peaked rows, the rescale taken and skipped).
-TEST(EmuBf16D128Routes, BaselineForUnalignedVRows) {
-  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 4, 2, 300), 4, kBaseline);
-}
-
-TEST(EmuBf16D128Routes, BaselineForUnalignedVRowsStd1) {
-  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 12, kBaseline);
-}
-
-// Padding by whole 16-byte chunks keeps the ping-pong kernel (the routing is by alignment,
-// not by padding).
-TEST(EmuBf16D128Routes, PingPongForAlignedPaddedVRows) {
-  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300), 8, kPingPong);
-}
-
-// A negative softmax scale (folded into Q by the kernel): std 1 inputs, so that the sign
-// decides which keys dominate; GQA, a tail tile, LSE checked.
-TEST(EmuBf16D128Routes, PingPongNegativeScale) {
-  AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 128, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0);
-  c.softmax_scale = -0.09f;
-  check_route(c, 0, kPingPong);
-}
-
-TEST(EmuBf16D128Routes, PingPongNegativeScaleRising) {
-  AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 128, 2, 1, 300).with(Inputs::RISING);
-  c.softmax_scale = -0.125f;
-  check_route(c, 0, kPingPong);
-}
-
-// d_qk 192: the same routes, and the negative scale through the 1.5x longer Q^T; GQA, tail
-// tiles, std 1 and rising (peaked) inputs.
-TEST(EmuBf16D192Routes, BaselineForUnalignedVRows) {
-  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 192, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 4, kBaseline192);
-}
-
-TEST(EmuBf16D192Routes, PingPongForAlignedPaddedVRows) {
-  check_route(AttnConfig::of(ZYFA_DTYPE_BF16, 192, 4, 2, 300), 8, kPingPong192);
-}
-
-TEST(EmuBf16D192Routes, PingPongNegativeScale) {
-  AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 192, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0);
-  c.softmax_scale = -0.07f;
-  check_route(c, 0, kPingPong192);
-}
-
-TEST(EmuBf16D192Routes, PingPongNegativeScaleRising) {
-  AttnConfig c = AttnConfig::of(ZYFA_DTYPE_BF16, 192, 2, 1, 300).with(Inputs::RISING);
-  c.softmax_scale = -0.1f;
-  check_route(c, 0, kPingPong192);
-}
+INSTANTIATE_TEST_SUITE_P(Route, EmuBf16Routes, ::testing::ValuesIn(routes()),
+                         [](const ::testing::TestParamInfo<Route>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace zyfa::test

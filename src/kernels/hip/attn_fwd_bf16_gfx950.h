@@ -390,12 +390,8 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
   asm volatile("" : "+s"(wave));
   const auto& a = *ap;
   const int seqlen = a.seqlen;
-  const uint32_t bh = fast_div(tile_word, a.div_n_tiles);
-  const int tile = static_cast<int>(tile_word - bh * n_tiles);
-  const uint32_t bq = fast_div(bh, a.div_heads);
-  const int b = static_cast<int>(bq);
-  const int h = static_cast<int>(bh - bq * static_cast<uint32_t>(a.heads));
-  const int hk = static_cast<int>(fast_div(static_cast<uint32_t>(h), a.div_group));
+  const TileCoords tc = tile_coords(a, tile_word, n_tiles);
+  const int b = tc.b, h = tc.h, hk = tc.hk, tile = tc.tile;
   const int tile_q0 = tile * kTileRows;
   const int q0 = tile_q0 + wave * kWaveRows;
 

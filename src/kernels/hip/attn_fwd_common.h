@@ -89,6 +89,24 @@ __device__ inline KernargPtr kernargs() {
   return (KernargPtr)__builtin_amdgcn_kernarg_segment_ptr();  // same address space, new type
 }
 
+// What a job table's tile word names: batch, query head, its K/V head and query tile (the
+// word is (b * heads + h) * n_tiles + tile). A template on the arguments' type, which carries
+// the kernarg address space.
+struct TileCoords {
+  int b, h, hk, tile;
+};
+template <typename Args>
+__device__ __forceinline__ TileCoords tile_coords(const Args& a, uint32_t tile_word, uint32_t n_tiles) {
+  const uint32_t bh = fast_div(tile_word, a.div_n_tiles);
+  const uint32_t bq = fast_div(bh, a.div_heads);
+  TileCoords t;
+  t.tile = static_cast<int>(tile_word - bh * n_tiles);
+  t.b = static_cast<int>(bq);
+  t.h = static_cast<int>(bh - bq * static_cast<uint32_t>(a.heads));
+  t.hk = static_cast<int>(fast_div(static_cast<uint32_t>(t.h), a.div_group));
+  return t;
+}
+
 // A value of V that the P·V product must not see: a masked probability is 0, and 0 times
 // NaN or Inf is NaN, so in the last key block (keys past some row's causal limit or past
 // seqlen, rows clamped to the last one) a non-finite V element is read as 0 and the smallest
@@ -99,25 +117,18 @@ struct BoolConst {
   static constexpr bool value = kValue;
 };
 
-template <bool kTail>
-__device__ __forceinline__ uint32_t v_element_bf16(uint32_t x, int key, int& bad_key) {
+// kNonFinite: the bits that are all ones in exactly the type's non-finite codes.
+template <bool kTail, uint32_t kNonFinite>
+__device__ __forceinline__ uint32_t v_element(uint32_t x, int key, int& bad_key) {
   if constexpr (kTail) {
-    const bool bad = (x & 0x7F80u) == 0x7F80u;
+    const bool bad = (x & kNonFinite) == kNonFinite;
     bad_key = bad ? min(bad_key, key) : bad_key;
     return bad ? 0u : x;
   }
   return x;
 }
-
-template <bool kTail>
-__device__ __forceinline__ uint32_t v_element_e4m3(uint32_t x, int key, int& bad_key) {
-  if constexpr (kTail) {
-    const bool bad = (x & 0x7Fu) == 0x7Fu;
-    bad_key = bad ? min(bad_key, key) : bad_key;
-    return bad ? 0u : x;
-  }
-  return x;
-}
+inline constexpr uint32_t kBf16NonFinite = 0x7F80u;
+inline constexpr uint32_t kE4m3NonFinite = 0x7Fu;
 
 // O^T += V^T P^T for one key block (the block's scores s, max mx, running max m).
 template <bool kFp8, bool kTail, int kBlocks>
@@ -168,7 +179,7 @@ __device__ __forceinline__ void pv_block(f32x16 (&o)[kDv / 32], const float (&s)
         for (int r = 0; r < 4; ++r) {
           const int key = key_of(kb + 32 * (e4 >> 2), 4 * (e4 & 3) + r, half);
           const uint32_t x = vcol[static_cast<int64_t>(min(key, seqlen - 1)) * v_row];
-          word |= v_element_e4m3<kTail>(x, key, bad_key) << (8 * r);
+          word |= v_element<kTail, kE4m3NonFinite>(x, key, bad_key) << (8 * r);
         }
         vw[e4] = word;
       }
@@ -199,9 +210,9 @@ __device__ __forceinline__ void pv_block(f32x16 (&o)[kDv / 32], const float (&s)
         for (int e2 = 0; e2 < 4; ++e2) {
           const int key0 = key_of(kb, 8 * t + 2 * e2, half);
           const int key1 = key_of(kb, 8 * t + 2 * e2 + 1, half);
-          const uint32_t v0 = v_element_bf16<kTail>(
+          const uint32_t v0 = v_element<kTail, kBf16NonFinite>(
               *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key0, seqlen - 1)) * v_row), key0, bad_key);
-          const uint32_t v1 = v_element_bf16<kTail>(
+          const uint32_t v1 = v_element<kTail, kBf16NonFinite>(
               *global_cast<const uint16_t>(vcol + static_cast<int64_t>(min(key1, seqlen - 1)) * v_row), key1, bad_key);
           vw[e2] = v0 | (v1 << 16);
         }
@@ -223,12 +234,8 @@ __device__ __forceinline__ void attn_tile(uint32_t tile_word, uint32_t n_tiles, 
   asm volatile("" : "+s"(ap));
   const auto& a = *ap;
   const int seqlen = a.seqlen;
-  const uint32_t bh = fast_div(tile_word, a.div_n_tiles);
-  const int tile = static_cast<int>(tile_word - bh * n_tiles);
-  const uint32_t bq = fast_div(bh, a.div_heads);
-  const int b = static_cast<int>(bq);
-  const int h = static_cast<int>(bh - bq * static_cast<uint32_t>(a.heads));
-  const int hk = static_cast<int>(fast_div(static_cast<uint32_t>(h), a.div_group));
+  const TileCoords tc = tile_coords(a, tile_word, n_tiles);
+  const int b = tc.b, h = tc.h, hk = tc.hk, tile = tc.tile;
   const int q0 = tile * kAttnTileRows + wave * kAttnWaveRows;
   if (q0 >= seqlen) return;  // the last tile may be short: whole waves idle
 
