@@ -479,6 +479,10 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
   if (n > 1) dma_k_block<kDqk>(kbuf_of(1), kbase, k_row, kKeyBlock, seqlen, wave, lane);
   if (n > 2) dma_k_block<kDqk>(kbuf_of(2), kbase, k_row, 2 * kKeyBlock, seqlen, wave, lane);
   wait_vmcnt<D::kKLoads>(0);
+  // Q^T has arrived: said to the compiler here, where nothing else is in flight, so that it
+  // does not wait for Q^T before the first scores with vmcnt(0), after V_1's loads.
+#pragma unroll
+  for (int c = 0; c < D::kSteps; ++c) asm volatile("" ::"v"(w.q[c]));
   barrier();
   if (v_staged(0)) {
     sanitize_v(vs, 0, seqlen, tid, bad_slot);
@@ -510,14 +514,17 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
     if (j < n_w) pv(w, vbuf_of(j));
     if (j + 1 < n_w) scores(w, kbuf_of(j + 1));
     __builtin_amdgcn_s_setprio(0);
-    if (j + 3 < n) dma_k_block<kDqk>(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
-    const bool load_v = j + 2 < n, stage_v = load_v && v_staged(j + 2);
-    if (load_v && !stage_v) dma_block(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
+    // The staged V block first, then the new loads: the compiler waits for the staging
+    // registers with vmcnt(0) (it does not count the LDS-DMA loads), which after the new
+    // loads waited for all of them, a memory latency per staged block.
     if (j + 1 < n && v_staged(j + 1)) {
       sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
       store_block(vbuf_of(j + 1), vs, tid);
     }
+    const bool load_v = j + 2 < n, stage_v = load_v && v_staged(j + 2);
     if (stage_v) load_block(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
+    if (j + 3 < n) dma_k_block<kDqk>(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
+    if (load_v && !stage_v) dma_block(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
     // The previous iteration's loads complete before barrier #j+1, those of this one stay
     // in flight: nobody touches their buffers before barrier #j+2.
     wait_vmcnt<D::kKLoads>(D::kKLoads * (j + 3 < n) + 2 * load_v);
