@@ -42,17 +42,17 @@ zyfa_status_t pick_backend(zyfa_handle_t handle, zyfa_backend_t requested, zyfa_
   return ZYFA_STATUS_SUCCESS;
 }
 
-// Varlen batches and more keys than queries run on the cpu backend only so far; the GPU
-// backends refuse them here, before any of their work, naming the field.
+// Varlen batches and more keys than queries run on the cpu and cuda backends so far; the
+// gfx950 backends (hip, emu) refuse them here, before any of their work, naming the field.
 zyfa_status_t check_lengths_supported(const zyfa::FwdProblem& p) {
-  if (p.backend == ZYFA_BACKEND_CPU) return ZYFA_STATUS_SUCCESS;
+  if (p.backend == ZYFA_BACKEND_CPU || p.backend == ZYFA_BACKEND_CUDA) return ZYFA_STATUS_SUCCESS;
   if (p.varlen())
     return zyfa::fail(ZYFA_STATUS_NOT_SUPPORTED,
-                      "desc->cu_seqlens_q is set: varlen batches are not implemented on backend = {} (cpu has them)",
+                      "desc->cu_seqlens_q is set: varlen batches are not implemented on backend = {} (cpu and cuda have them)",
                       zyfa_backend_name(p.backend));
   if (p.seqlen_k != p.seqlen)
     return zyfa::fail(ZYFA_STATUS_NOT_SUPPORTED,
-                      "k.shape[1] = {}: seqlen_k above seqlen_q = {} is not implemented on backend = {} (cpu has it)",
+                      "k.shape[1] = {}: seqlen_k above seqlen_q = {} is not implemented on backend = {} (cpu and cuda have it)",
                       p.seqlen_k, p.seqlen, zyfa_backend_name(p.backend));
   return ZYFA_STATUS_SUCCESS;
 }

@@ -1,9 +1,13 @@
-// Varlen on the cuda backend: the device job-table builder gives the host builder's table word
-// for word, also when a captured graph replays it with new lengths under the same maxima; and
-// the backend, whose attention kernels do not take varlen batches yet, refuses them cleanly.
+// Varlen and seqlen_k > seqlen_q on the cuda backend: the device job-table builder gives the
+// host builder's table word for word, also when a captured graph replays it with new lengths;
+// the attention kernels against the fp64 reference (the shared varlen matrix plus longer
+// sequences), NaN after each sequence's visible keys and around the sequences never seen,
+// bad device prefix sums kept inside the tensors, and a captured call replayed with new lengths.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -119,35 +123,261 @@ TEST(VarlenJobs, GraphReplaysWithNewLengths) {
   cudaStreamDestroy(stream);
 }
 
-// The attention kernels do not take varlen batches or seqlen_k > seqlen_q yet: refused with
-// the field named, nothing written.
-TEST(VarlenApi, CudaRefusesNamingTheField) {
-  ZYFA_SKIP_WITHOUT_CUDA();
-  for (bool fixed : {false, true}) {
-    VarlenConfig c = VarlenConfig::of(ZYFA_DTYPE_BF16, 128, 2, 2, "Q5K9", {5, 5}, {9, 9});
-    if (fixed) c = c.as_fixed();
-    VarlenData a = make_varlen_data(c);
-    void *q, *k, *v, *out;
-    int32_t *cq, *ck;
-    ZYFA_CUDA_OK(cudaMalloc(&q, a.q.size()));
-    ZYFA_CUDA_OK(cudaMalloc(&k, a.k.size()));
-    ZYFA_CUDA_OK(cudaMalloc(&v, a.v.size()));
-    ZYFA_CUDA_OK(cudaMalloc(&out, a.out_count() * 2));
-    ZYFA_CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&cq), a.cu_q.size() * 4));
-    ZYFA_CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&ck), a.cu_k.size() * 4));
-    ZYFA_CUDA_OK(cudaMemset(out, 0xFF, a.out_count() * 2));
-    zyfa_handle_t h;
-    ASSERT_EQ(zyfa_create(&h), ZYFA_STATUS_SUCCESS);
-    zyfa_fwd_desc_t d = a.desc(q, k, v, out, nullptr, cq, ck, nullptr);
+// Device copies of a varlen configuration (inputs with their NaN gaps and trails, prefix
+// sums, descales) and poisoned outputs: out with a guard after it, LSE with one guard float.
+class DeviceVarlen {
+ public:
+  static constexpr size_t kGuard = 256;
+  explicit DeviceVarlen(const VarlenData& a) : a_(a) {
+    q_ = alloc(a.q.size());
+    k_ = alloc(a.k.size());
+    v_ = alloc(a.v.size());
+    out_ = alloc((a.out_count() + kGuard) * 2);
+    lse_ = static_cast<float*>(alloc((a.lse_count() + 1) * 4));
+    cu_q_ = static_cast<int32_t*>(alloc(a.cu_q.size() * 4));
+    cu_k_ = static_cast<int32_t*>(alloc(a.cu_k.size() * 4));
+    if (!a.descales.empty()) descales_ = static_cast<float*>(alloc(a.descales.size() * 4));
+    upload(a);
+    poison();
+  }
+  ~DeviceVarlen() {
+    for (void* p : allocations_) cudaFree(p);
+  }
+  DeviceVarlen(const DeviceVarlen&) = delete;
+  DeviceVarlen& operator=(const DeviceVarlen&) = delete;
+
+  // Inputs and prefix sums of a configuration of the same sizes into the same buffers.
+  void upload(const VarlenData& a) {
+    ok_ &= copy_in(q_, a.q.data(), a.q.size()) && copy_in(k_, a.k.data(), a.k.size()) &&
+           copy_in(v_, a.v.data(), a.v.size()) && copy_in(cu_q_, a.cu_q.data(), a.cu_q.size() * 4) &&
+           copy_in(cu_k_, a.cu_k.data(), a.cu_k.size() * 4) &&
+           (descales_ == nullptr || copy_in(descales_, a.descales.data(), a.descales.size() * 4));
+  }
+  void set_prefix_sums(const std::vector<int32_t>& cu_q, const std::vector<int32_t>& cu_k) {
+    ok_ &= copy_in(cu_q_, cu_q.data(), cu_q.size() * 4) && copy_in(cu_k_, cu_k.data(), cu_k.size() * 4);
+  }
+  void poison() {
+    std::vector<uint16_t> o(a_.out_count() + kGuard);
+    poison_bf16(o.data(), o.size());
+    std::vector<float> l(a_.lse_count() + 1);
+    poison_f32(l.data(), l.size());
+    ok_ &= copy_in(out_, o.data(), o.size() * 2) && copy_in(lse_, l.data(), l.size() * 4);
+  }
+  zyfa_fwd_desc_t desc(cudaStream_t stream = nullptr) const {
+    zyfa_fwd_desc_t d = a_.desc(q_, k_, v_, out_, lse_, cu_q_, cu_k_, descales_);
     d.backend = ZYFA_BACKEND_CUDA;
-    EXPECT_EQ(zyfa_fwd(h, &d), ZYFA_STATUS_NOT_SUPPORTED);
-    EXPECT_NE(std::string(zyfa_last_error()).find(fixed ? "k.shape[1] = 9" : "cu_seqlens_q"), std::string::npos)
-        << zyfa_last_error();
-    std::vector<uint16_t> o(a.out_count());
-    ZYFA_CUDA_OK(cudaMemcpy(o.data(), out, o.size() * 2, cudaMemcpyDeviceToHost));
-    for (uint16_t x : o) ASSERT_EQ(x, 0xFFFF) << "written although refused";
+    d.stream = stream;
+    return d;
+  }
+  void download(std::vector<uint16_t>* out, std::vector<float>* lse) {
+    out->resize(a_.out_count() + kGuard);
+    lse->resize(a_.lse_count() + 1);
+    ok_ &= cudaMemcpy(out->data(), out_, out->size() * 2, cudaMemcpyDeviceToHost) == cudaSuccess &&
+           cudaMemcpy(lse->data(), lse_, lse->size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess;
+  }
+  bool guard_intact(const std::vector<uint16_t>& out, const std::vector<float>& lse) const {
+    for (size_t i = a_.out_count(); i < out.size(); ++i)
+      if (!is_poison_bf16(out[i])) return false;
+    return is_poison_f32(lse.back());
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  static bool copy_in(void* dst, const void* src, size_t bytes) {
+    return bytes == 0 || cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  void* alloc(size_t bytes) {
+    void* p = nullptr;
+    ok_ &= cudaMalloc(&p, bytes == 0 ? 1 : bytes) == cudaSuccess;
+    allocations_.push_back(p);
+    return p;
+  }
+  const VarlenData& a_;
+  bool ok_ = true;
+  std::vector<void*> allocations_;
+  void *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *out_ = nullptr;
+  float* lse_ = nullptr;
+  int32_t *cu_q_ = nullptr, *cu_k_ = nullptr;
+  float* descales_ = nullptr;
+};
+
+struct DeviceRun {
+  zyfa_status_t status = ZYFA_STATUS_INTERNAL_ERROR;
+  std::string error;
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+  bool guard_ok = false;
+};
+
+DeviceRun run_varlen_on_device(const VarlenData& a) {
+  DeviceRun r;
+  DeviceVarlen dev(a);
+  zyfa_handle_t h = nullptr;
+  if (!dev.ok() || zyfa_create(&h) != ZYFA_STATUS_SUCCESS) return r;
+  const zyfa_fwd_desc_t d = dev.desc();
+  r.status = zyfa_fwd(h, &d);
+  if (r.status != ZYFA_STATUS_SUCCESS) r.error = zyfa_last_error();
+  if (cudaDeviceSynchronize() != cudaSuccess) r.status = ZYFA_STATUS_RUNTIME_ERROR;
+  zyfa_destroy(h);
+  dev.download(&r.out, &r.lse);
+  r.guard_ok = dev.ok() && dev.guard_intact(r.out, r.lse);
+  return r;
+}
+
+Tolerance varlen_tolerance(const VarlenConfig& c) {
+  AttnConfig k = AttnConfig::of(c.dtype, c.d_qk, c.heads, c.heads_k, 128);
+  k.inputs = c.inputs;
+  k.std = c.std;
+  return kernel_tolerance(k);
+}
+
+// The shared matrix plus lengths that reach the kernels' steady state (several key blocks
+// per tile, the stale maximum of the FP8 d128 kernel) and a chunk far from the start.
+std::vector<VarlenConfig> cuda_varlen_matrix() {
+  std::vector<VarlenConfig> m = varlen_matrix();
+  const std::vector<int32_t> long_q = {700, 1, 300, 0, 1025}, long_k = {1500, 1, 300, 20, 1025};
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    for (int64_t d : {128, 192}) {
+      m.push_back(VarlenConfig::of(dt, d, 4, 2, "Long", long_q, long_k));
+      m.push_back(VarlenConfig::of(dt, d, 4, 1, "Long", long_q, long_k).with(Inputs::RISING));
+    }
+    m.push_back(VarlenConfig::of(dt, 128, 4, 4, "Q300K1700", {300, 300}, {1700, 1700}).with(Inputs::GAUSSIAN, 1.0).as_fixed());
+  }
+  return m;
+}
+
+class Varlen : public ::testing::TestWithParam<VarlenConfig> {};
+
+TEST_P(Varlen, Cuda) {
+  ZYFA_SKIP_WITHOUT_CUDA();
+  VarlenConfig c = GetParam();
+  c.seed = seed_for("Varlen/" + c.name());
+  const VarlenData a = make_varlen_data(c);
+  const ReferenceResult ref = reference_varlen_fp64(a);
+  const DeviceRun run = run_varlen_on_device(a);
+  ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
+  const CheckResult r = check_varlen(a, ref, run.out.data(), c.lse ? run.lse.data() : nullptr, varlen_tolerance(c));
+  EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
+  EXPECT_TRUE(run.guard_ok) << "write past the output or the LSE";
+  if (!c.lse) EXPECT_TRUE(is_poison_f32(run.lse[0])) << "LSE written although not asked for";
+  std::printf("%s seed %llu: %s\n", c.name().c_str(), (unsigned long long)c.seed, r.summary().c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Varlen, Varlen, ::testing::ValuesIn(cuda_varlen_matrix()),
+                         [](const ::testing::TestParamInfo<VarlenConfig>& i) { return i.param.name(); });
+
+// NaN keys and values from a seeded cut of each sequence on: rows whose visible keys all lie
+// before the cut are bitwise unchanged, rows that see one are not finite.
+class VarlenUnseenNan : public ::testing::TestWithParam<VarlenConfig> {};
+
+TEST_P(VarlenUnseenNan, Cuda) {
+  ZYFA_SKIP_WITHOUT_CUDA();
+  VarlenConfig c = GetParam();
+  c.seed = seed_for("VarlenUnseenNan/" + c.name());
+  const VarlenData a = make_varlen_data(c);
+  std::mt19937_64 rng(c.seed);
+  std::vector<int32_t> cut;
+  for (int32_t lk : c.lens_k) cut.push_back(static_cast<int32_t>(rng() % (uint64_t(lk) + 1)));
+  const VarlenData dirty = with_nan_keys_after(a, cut);
+  const DeviceRun clean = run_varlen_on_device(a), run = run_varlen_on_device(dirty);
+  ASSERT_EQ(clean.status, ZYFA_STATUS_SUCCESS) << clean.error;
+  ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
+  const std::string diff =
+      compare_varlen_unseen(a, cut, clean.out.data(), clean.lse.data(), run.out.data(), run.lse.data());
+  EXPECT_TRUE(diff.empty()) << c.name() << " seed " << c.seed << ": " << diff;
+}
+
+std::vector<VarlenConfig> unseen_configs() {
+  std::vector<VarlenConfig> m;
+  for (const VarlenConfig& c : cuda_varlen_matrix())
+    if (c.inputs == Inputs::GAUSSIAN && c.std <= 0.1) m.push_back(c);
+  return m;
+}
+
+INSTANTIATE_TEST_SUITE_P(VarlenUnseenNan, VarlenUnseenNan, ::testing::ValuesIn(unseen_configs()),
+                         [](const ::testing::TestParamInfo<VarlenConfig>& i) { return i.param.name(); });
+
+// Bad device prefix sums (decreasing, past the tensors, lengths above the maxima) are never
+// read on the host: the call succeeds, and the kernels, clamping them into the tensors, write
+// nothing outside out and the LSE (the guards).
+TEST(VarlenApi, BadDevicePrefixSumsStayInBounds) {
+  ZYFA_SKIP_WITHOUT_CUDA();
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    const VarlenConfig c = VarlenConfig::of(dt, 128, 2, 1, "Mixed", {40, 300, 7}, {40, 300, 7});
+    const VarlenData a = make_varlen_data(c);
+    const std::vector<std::vector<int32_t>> bad = {
+        {int32_t(a.total_q), 0, -5, int32_t(a.total_q) + 1000},  // decreasing, negative, past the end
+        {0, int32_t(a.total_q) * 4, int32_t(a.total_q) * 4, int32_t(a.total_q) * 8},  // past the tensor
+        {0, 100000, 5, 1},                                        // lengths above the maxima
+    };
+    for (const std::vector<int32_t>& cu : bad) {
+      DeviceVarlen dev(a);
+      ASSERT_TRUE(dev.ok());
+      dev.set_prefix_sums(cu, cu);
+      zyfa_handle_t h = nullptr;
+      ASSERT_EQ(zyfa_create(&h), ZYFA_STATUS_SUCCESS);
+      const zyfa_fwd_desc_t d = dev.desc();
+      EXPECT_EQ(zyfa_fwd(h, &d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+      ZYFA_CUDA_OK(cudaDeviceSynchronize());
+      zyfa_destroy(h);
+      std::vector<uint16_t> out;
+      std::vector<float> lse;
+      dev.download(&out, &lse);
+      ASSERT_TRUE(dev.ok());
+      EXPECT_TRUE(dev.guard_intact(out, lse)) << "write past the output or the LSE, prefix sums " << cu[0] << ","
+                                              << cu[1] << "," << cu[2] << "," << cu[3];
+    }
+  }
+}
+
+// A captured zyfa_fwd replays with other lengths under the same maxima: the job table is built
+// on the device from the prefix sums each replay.
+TEST(VarlenApi, GraphReplaysWithNewLengths) {
+  ZYFA_SKIP_WITHOUT_CUDA();
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
+    // Same totals and maxima, other splits.
+    const VarlenConfig first = VarlenConfig::of(dt, 128, 4, 2, "A", {300, 100, 257}, {300, 400, 257});
+    const VarlenConfig second = VarlenConfig::of(dt, 128, 4, 2, "B", {257, 300, 100}, {257, 300, 400});
+    VarlenConfig c1 = first, c2 = second;
+    c1.seed = seed_for("VarlenApi/GraphA");
+    c2.seed = seed_for("VarlenApi/GraphB");
+    const VarlenData a = make_varlen_data(c1), b = make_varlen_data(c2);
+    ASSERT_EQ(a.total_q, b.total_q);
+    ASSERT_EQ(a.total_k, b.total_k);
+    DeviceVarlen dev(a);
+    ASSERT_TRUE(dev.ok());
+    cudaStream_t stream;
+    ZYFA_CUDA_OK(cudaStreamCreate(&stream));
+    zyfa_handle_t h = nullptr;
+    ASSERT_EQ(zyfa_create(&h), ZYFA_STATUS_SUCCESS);
+    zyfa_fwd_desc_t d = dev.desc(stream);
+    // Maxima of both configurations (the descriptor's are the first's plus 5).
+    d.max_seqlen_q = std::max(d.max_seqlen_q, b.max_len_q() + 5);
+    d.max_seqlen_k = std::max(d.max_seqlen_k, b.max_len_k() + 5);
+    ASSERT_EQ(zyfa_fwd_prepare(h, &d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    ZYFA_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    ASSERT_EQ(zyfa_fwd(h, &d), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+    ZYFA_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    ZYFA_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (const VarlenData* data : {&a, &b, &a}) {
+      dev.upload(*data);
+      dev.poison();
+      ZYFA_CUDA_OK(cudaGraphLaunch(exec, stream));
+      ZYFA_CUDA_OK(cudaStreamSynchronize(stream));
+      std::vector<uint16_t> out;
+      std::vector<float> lse;
+      dev.download(&out, &lse);
+      ASSERT_TRUE(dev.ok());
+      const CheckResult r = check_varlen(*data, reference_varlen_fp64(*data), out.data(), lse.data(),
+                                         varlen_tolerance(data->cfg));
+      EXPECT_TRUE(r.ok()) << data->cfg.name() << ": " << r.summary();
+    }
     zyfa_destroy(h);
-    for (void* p : {q, k, v, out, static_cast<void*>(cq), static_cast<void*>(ck)}) cudaFree(p);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "host/plan/kernel_args.h"
 #include "kernels/cuda/fp8_rotate.h"
 #include "kernels/cuda/fwd_launch.h"
+#include "kernels/cuda/varlen_jobs.h"
 
 namespace zyfa {
 namespace cuda {
@@ -32,7 +33,47 @@ class Sm90Policy final : public plan::ArchPolicy {
                   "backend = cuda: batch = {}, seqlen = {}, heads = {}: above the kernel's 32-bit indexing", p.batch,
                   p.seqlen, p.heads);
     }
+    if (p.varlen()) {
+      // The device builder's table must fit 32-bit job indices and a 32-bit byte size; the
+      // vᵀ pre-pass has one grid row per sequence.
+      const varlen::Shape s = varlen_shape(p);
+      if (p.batch > 65535 || varlen::table_words(s) > (uint64_t{1} << 29)) {
+        return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                    "backend = cuda: desc->varlen_batch = {} with max_seqlen_q = {} and {} heads: above the varlen "
+                    "job table's limits (65535 sequences, 2^28 jobs)",
+                    p.batch, p.seqlen, p.heads);
+      }
+    }
     return check_tensor_maps_supported(p);
+  }
+
+  // The varlen job table's shape: the call's maxima and sizes, never a length.
+  varlen::Shape varlen_shape(const FwdProblem& p) const {
+    varlen::Shape s{};
+    s.batch = static_cast<int32_t>(p.batch);
+    s.heads = static_cast<int32_t>(p.heads);
+    s.tile_rows = kFwdBlockM;
+    s.block_n = kFwdBlockN;
+    s.max_q = static_cast<int32_t>(p.seqlen);
+    s.max_k = static_cast<int32_t>(p.seqlen_k);
+    s.total_q = p.total_q;
+    s.total_k = p.total_k;
+    s.grid = device_->sm_count();
+    return s;
+  }
+
+  // Varlen workspace: the job table and its builder's scratch, then (FP8) vᵀ.
+  struct VarlenWorkspace {
+    size_t table = 0, builder = 0, vt = 0, bytes = 0;
+  };
+  VarlenWorkspace varlen_workspace(const FwdProblem& p) const {
+    const auto align = [](size_t x) { return (x + 255) / 256 * 256; };
+    const varlen::Shape s = varlen_shape(p);
+    VarlenWorkspace w;
+    w.builder = align(varlen::table_words(s) * sizeof(uint32_t));
+    w.vt = w.builder + align(varlen_job_workspace_bytes(s));
+    w.bytes = w.vt + (p.in_dtype == ZYFA_DTYPE_FP8_E4M3 ? fwd_vt_bytes(p) : 0);
+    return w;
   }
 
   // One persistent CTA per SM, jobs balanced by work.
@@ -49,47 +90,76 @@ class Sm90Policy final : public plan::ArchPolicy {
     return params;
   }
 
-  // FP8: the vᵀ pre-pass output; BF16 reads v in place.
+  // FP8: the vᵀ pre-pass output; BF16 reads v in place. Varlen: the job table as well.
   size_t workspace_bytes(const FwdProblem& p) override {
-    if (p.in_dtype != ZYFA_DTYPE_FP8_E4M3) return 0;
-    return static_cast<size_t>(p.batch) * static_cast<size_t>(p.heads_k) * static_cast<size_t>(p.d_v) *
-           static_cast<size_t>(fwd_vt_seqlen_pad(p.seqlen));
+    if (p.varlen()) return varlen_workspace(p).bytes;
+    return p.in_dtype == ZYFA_DTYPE_FP8_E4M3 ? fwd_vt_bytes(p) : 0;
   }
 
   zyfa_status_t launch_fwd(const FwdProblem& p, const plan::FwdResources& r) override {
     const auto stream = static_cast<cudaStream_t>(p.stream);
     const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
+    char* const workspace = static_cast<char*>(r.workspace);
+    const uint32_t* table = static_cast<const uint32_t*>(r.table.device);
+    void* vt = workspace;
+    int grid = 0;
+    if (p.varlen()) {
+      // The table is built on the device from cu_seqlens, on the call's stream.
+      const VarlenWorkspace w = varlen_workspace(p);
+      VarlenJobArgs j{};
+      j.cu_seqlens_q = p.cu_seqlens_q;
+      j.cu_seqlens_k = p.cu_seqlens_k;
+      j.workspace = workspace + w.builder;
+      j.table = reinterpret_cast<uint32_t*>(workspace);
+      j.shape = varlen_shape(p);
+      if (const cudaError_t err = launch_varlen_job_table(j, stream); err != cudaSuccess)
+        return cuda_fail(err, "varlen job table launch");
+      table = j.table;
+      vt = workspace + w.vt;
+      grid = j.shape.grid;
+    } else {
+      grid = static_cast<int>(r.table.table->grid());
+    }
     if (fp8) {
       TransposeVArgs t{};
       t.v = static_cast<const uint8_t*>(p.v.data);
-      t.vt = static_cast<uint8_t*>(r.workspace);
+      t.vt = static_cast<uint8_t*>(vt);
       t.v_stride_b = p.v.stride[0];
       t.v_stride_s = p.v.stride[1];
       t.v_stride_h = p.v.stride[2];
-      t.seqlen_pad = fwd_vt_seqlen_pad(p.seqlen);
+      t.seqlen_pad = fwd_vt_columns(p);
       t.batch = static_cast<int32_t>(p.batch);
-      t.seqlen = static_cast<int32_t>(p.seqlen);
+      t.seqlen = static_cast<int32_t>(p.seqlen_k);
       t.heads_k = static_cast<int32_t>(p.heads_k);
+      t.cu_seqlens_k = p.cu_seqlens_k;
+      t.total_k = p.total_k;
       const cudaError_t err = launch_transpose_v_fp8(t, stream);
       if (err != cudaSuccess) return cuda_fail(err, "v transpose launch");
     }
 
     FwdLaunch l{};
-    if (zyfa_status_t s = encode_fwd_tensor_maps(p, r.workspace, &l.tma_q, &l.tma_k, &l.tma_v);
-        s != ZYFA_STATUS_SUCCESS)
+    if (zyfa_status_t s = encode_fwd_tensor_maps(p, vt, &l.tma_q, &l.tma_k, &l.tma_v); s != ZYFA_STATUS_SUCCESS)
       return s;
     FwdKernelArgs& a = l.args;
-    a.job_table = static_cast<const uint32_t*>(r.table.device);
+    a.job_table = table;
     a.out = static_cast<uint16_t*>(p.out.data);
     a.lse = p.lse;
     for (int i = 0; i < 3; ++i) a.o_stride[i] = p.out.stride[i];
     plan::set_descales(p, &a, [](const float* ptr) { return ptr; });
     a.batch = static_cast<int32_t>(p.batch);
     a.seqlen = static_cast<int32_t>(p.seqlen);
+    a.seqlen_k = static_cast<int32_t>(p.seqlen_k);
     a.heads = static_cast<int32_t>(p.heads);
     a.heads_k = static_cast<int32_t>(p.heads_k);
     a.scale_log2 = plan::scale_log2(p.softmax_scale);
-    l.grid = static_cast<int>(r.table.table->grid());
+    a.cu_seqlens_q = p.cu_seqlens_q;
+    a.cu_seqlens_k = p.cu_seqlens_k;
+    a.total_q = p.total_q;
+    a.total_k = p.total_k;
+    // LSE (batch, heads, seqlen), or varlen (heads, total_q).
+    a.lse_stride[0] = p.varlen() ? 0 : p.heads * p.seqlen;
+    a.lse_stride[1] = p.varlen() ? p.total_q : p.seqlen;
+    l.grid = grid;
     l.stream = stream;
 
     cudaError_t err;

@@ -1,5 +1,6 @@
 // Tensor maps of q, k and v: 4-D (head_dim, seqlen, heads, batch) views with the caller's
 // strides, so any bshd/bhsd/packed layout is read in place; rows past seqlen read as zeros.
+// Varlen calls map the packed tensors as one batch of total_q / total_k rows.
 #include "host/cuda/tensor_maps.h"
 
 #include <cudaTypedefs.h>
@@ -9,6 +10,7 @@
 
 #include "host/error.h"
 #include "kernels/cuda/fwd_launch.h"
+#include "kernels/varlen/varlen_jobs.h"
 
 namespace zyfa::cuda {
 namespace {
@@ -33,7 +35,15 @@ struct MapSpec {
   const View* view;
   int64_t head_dim;
   int64_t heads;
+  int64_t rows;  // seqlen of q or k/v; varlen: the packed tensor's rows
 };
+
+// The (rows, batch) extents the maps address: fixed lengths per sequence, or varlen sequences
+// packed along the rows of one batch.
+int64_t map_batch(const FwdProblem& p) { return p.varlen() ? 1 : p.batch; }
+MapSpec q_spec(const FwdProblem& p) { return {"q", &p.q, p.d_qk, p.heads, p.varlen() ? p.total_q : p.seqlen}; }
+MapSpec k_spec(const FwdProblem& p) { return {"k", &p.k, p.d_qk, p.heads_k, p.varlen() ? p.total_k : p.seqlen_k}; }
+MapSpec v_spec(const FwdProblem& p) { return {"v", &p.v, p.d_v, p.heads_k, p.varlen() ? p.total_k : p.seqlen_k}; }
 
 int64_t elem_bytes(const FwdProblem& p) { return p.in_dtype == ZYFA_DTYPE_FP8_E4M3 ? 1 : 2; }
 
@@ -52,7 +62,12 @@ zyfa_status_t check_one(const FwdProblem& p, const MapSpec& m) {
                 "which needs 16-byte aligned addresses",
                 m.name, m.view->data);
   }
-  const int64_t extents[4] = {p.batch, p.seqlen, m.heads, m.head_dim};
+  const int64_t extents[4] = {map_batch(p), m.rows, m.heads, m.head_dim};
+  if (m.rows > (int64_t{1} << 31) - kFwdBlockM) {
+    return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                "backend = cuda: {}.shape[1] = {}: the bulk tensor copy addresses rows with 32-bit coordinates", m.name,
+                m.rows);
+  }
   for (int i = 0; i < 3; ++i) {
     if (extents[i] == 1) continue;
     if ((m.view->stride[i] * elem) % 16 != 0) {
@@ -73,11 +88,12 @@ zyfa_status_t encode(const FwdProblem& p, const MapSpec& m, uint32_t box_inner, 
                 "backend = cuda: the driver does not provide cuTensorMapEncodeTiled (driver too old?)");
   }
   const int64_t elem = elem_bytes(p);
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(m.head_dim), static_cast<cuuint64_t>(p.seqlen),
-                              static_cast<cuuint64_t>(m.heads), static_cast<cuuint64_t>(p.batch)};
-  const cuuint64_t strides[3] = {byte_stride(*m.view, 1, p.seqlen, elem),
+  const int64_t batch = map_batch(p);
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(m.head_dim), static_cast<cuuint64_t>(m.rows),
+                              static_cast<cuuint64_t>(m.heads), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {byte_stride(*m.view, 1, m.rows, elem),
                                  byte_stride(*m.view, 2, m.heads, elem),
-                                 byte_stride(*m.view, 0, p.batch, elem)};
+                                 byte_stride(*m.view, 0, batch, elem)};
   const cuuint32_t box[4] = {box_inner, static_cast<cuuint32_t>(kFwdBlockM), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUtensorMapDataType type = elem == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
@@ -94,16 +110,18 @@ zyfa_status_t encode(const FwdProblem& p, const MapSpec& m, uint32_t box_inner, 
 
 // vᵀ of the FP8 pre-pass: (keys, d, heads_k, batch) with rows padded to 128 keys. The pre-pass
 // permutes keys within groups of 16 and writes whole groups (zeros for keys past seqlen), so
-// the map covers whole groups; columns past them read as zeros.
+// the map covers whole groups; columns past them read as zeros. Varlen: one batch whose rows
+// hold every sequence's groups (fwd_vt_columns); the kernel masks what lies between them.
 zyfa_status_t encode_vt(const FwdProblem& p, const void* vt, CUtensorMap* map) {
   const auto fn = encode_fn();
   if (fn == nullptr) {
     return fail(ZYFA_STATUS_RUNTIME_ERROR,
                 "backend = cuda: the driver does not provide cuTensorMapEncodeTiled (driver too old?)");
   }
-  const uint64_t row = static_cast<uint64_t>(fwd_vt_seqlen_pad(p.seqlen));
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>((p.seqlen + 15) / 16 * 16), static_cast<cuuint64_t>(p.d_v),
-                              static_cast<cuuint64_t>(p.heads_k), static_cast<cuuint64_t>(p.batch)};
+  const uint64_t row = static_cast<uint64_t>(fwd_vt_columns(p));
+  const uint64_t keys = p.varlen() ? row : static_cast<uint64_t>((p.seqlen_k + 15) / 16 * 16);
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(keys), static_cast<cuuint64_t>(p.d_v),
+                              static_cast<cuuint64_t>(p.heads_k), static_cast<cuuint64_t>(map_batch(p))};
   const cuuint64_t strides[3] = {row, row * p.d_v, row * p.d_v * p.heads_k};
   const cuuint32_t box[4] = {static_cast<cuuint32_t>(kFwdBlockN), static_cast<cuuint32_t>(p.d_v), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
@@ -119,9 +137,18 @@ zyfa_status_t encode_vt(const FwdProblem& p, const void* vt, CUtensorMap* map) {
 
 }  // namespace
 
+int64_t fwd_vt_columns(const FwdProblem& p) {
+  return p.varlen() ? varlen::group_columns(p.total_k, static_cast<int32_t>(p.batch), kFwdBlockN)
+                    : fwd_vt_seqlen_pad(p.seqlen_k);
+}
+
+size_t fwd_vt_bytes(const FwdProblem& p) {
+  return static_cast<size_t>(map_batch(p)) * static_cast<size_t>(p.heads_k) * static_cast<size_t>(p.d_v) *
+         static_cast<size_t>(fwd_vt_columns(p));
+}
+
 zyfa_status_t check_tensor_maps_supported(const FwdProblem& p) {
-  const MapSpec specs[3] = {{"q", &p.q, p.d_qk, p.heads}, {"k", &p.k, p.d_qk, p.heads_k},
-                            {"v", &p.v, p.d_v, p.heads_k}};
+  const MapSpec specs[3] = {q_spec(p), k_spec(p), v_spec(p)};
   for (const MapSpec& m : specs) {
     const zyfa_status_t s = check_one(p, m);
     if (s != ZYFA_STATUS_SUCCESS) return s;
@@ -145,11 +172,11 @@ zyfa_status_t encode_fwd_tensor_maps(const FwdProblem& p, const void* vt, CUtens
   const int chunk = fwd_tuning(fp8, static_cast<int>(p.d_qk)).qk_chunk;
   const CUtensorMapSwizzle qk_swizzle =
       chunk * (fp8 ? 1 : 2) == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
-  zyfa_status_t s = encode(p, {"q", &p.q, p.d_qk, p.heads}, chunk, qk_swizzle, q);
+  zyfa_status_t s = encode(p, q_spec(p), chunk, qk_swizzle, q);
   if (s != ZYFA_STATUS_SUCCESS) return s;
-  s = encode(p, {"k", &p.k, p.d_qk, p.heads_k}, chunk, qk_swizzle, k);
+  s = encode(p, k_spec(p), chunk, qk_swizzle, k);
   if (s != ZYFA_STATUS_SUCCESS) return s;
-  if (!fp8) return encode(p, {"v", &p.v, p.d_v, p.heads_k}, 64, CU_TENSOR_MAP_SWIZZLE_128B, v);
+  if (!fp8) return encode(p, v_spec(p), 64, CU_TENSOR_MAP_SWIZZLE_128B, v);
   return encode_vt(p, vt, v);
 }
 

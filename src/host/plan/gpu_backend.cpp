@@ -42,9 +42,13 @@ class GpuBackend final : public Backend {
     if (zyfa_status_t s = policy_->can_run(p); s != ZYFA_STATUS_SUCCESS) return s;
     bool may_allocate = true;
     if (zyfa_status_t s = cache_.may_allocate(mode, p, &may_allocate); s != ZYFA_STATUS_SUCCESS) return s;
-    if (zyfa_status_t s = cache_.job_table(policy_->job_table_params(p), p, may_allocate, &r->table);
-        s != ZYFA_STATUS_SUCCESS)
-      return s;
+    // Varlen tables are built on the device from the prefix sums, in the workspace (the
+    // policy's launch); fixed lengths use the cached host-built table.
+    if (!p.varlen()) {
+      if (zyfa_status_t s = cache_.job_table(policy_->job_table_params(p), p, may_allocate, &r->table);
+          s != ZYFA_STATUS_SUCCESS)
+        return s;
+    }
     return cache_.scratch(Scratch::kFwdWorkspace, p.stream, policy_->workspace_bytes(p), may_allocate, &r->workspace,
                           hold);
   }

@@ -23,9 +23,20 @@ struct FwdKernelArgs {
   int32_t batch, seqlen, heads, heads_k;
   float scale_log2;  // softmax_scale * log2(e), plan::scale_log2
   float q_descale, k_descale, v_descale;  // host descales (1 for BF16)
+  // Lengths. Fixed: seqlen queries and seqlen_k >= seqlen keys per sequence, causal aligned
+  // bottom-right (query i sees keys j <= i + seqlen_k - seqlen). Varlen (cu_seqlens_q set):
+  // batch sequences packed along the rows of batch-1 tensors of total_q / total_k rows,
+  // sequence b's rows and lengths from cu_seqlens_q/k (device memory, batch + 1 each, clamped
+  // into the tensors by varlen::seq_at); seqlen and seqlen_k are then the maxima.
+  const int32_t* cu_seqlens_q;
+  const int32_t* cu_seqlens_k;
+  int64_t total_q, total_k;
+  int64_t lse_stride[2];  // elements, over (batch, heads); the row index adds the sequence's first row
+  int32_t seqlen_k;
+  int32_t pad_;
 };
 #pragma pack(pop)
-static_assert(sizeof(FwdKernelArgs) == 6 * 8 + 9 * 8 + 4 * 4 + 4 * 4, "FwdKernelArgs layout");
+static_assert(sizeof(FwdKernelArgs) == 6 * 8 + 9 * 8 + 4 * 4 + 4 * 4 + 2 * 8 + 4 * 8 + 2 * 4, "FwdKernelArgs layout");
 
 #pragma pack(push, 1)
 struct QuantizeKernelArgs {
@@ -53,10 +64,15 @@ struct TransposeVArgs {
   const uint8_t* v;
   uint8_t* vt;
   int64_t v_stride_b, v_stride_s, v_stride_h;  // elements (= bytes)
-  int64_t seqlen_pad;                          // row length of vᵀ: seqlen rounded up to 128
+  int64_t seqlen_pad;                          // row length of vᵀ (fixed: seqlen to 128; varlen: varlen::group_columns)
   int32_t batch, seqlen, heads_k, pad_;
+  // Varlen (cu_seqlens_k set): batch sequences in v's total_k rows, one vᵀ of batch 1; the keys
+  // of sequence b start at column varlen::group_first_column(b, k0) of each (head_k, d) row, so that
+  // every sequence starts a 16-key group of its own. seqlen is then max_seqlen_k.
+  const int32_t* cu_seqlens_k;
+  int64_t total_k;
 };
 #pragma pack(pop)
-static_assert(sizeof(TransposeVArgs) == 2 * 8 + 4 * 8 + 4 * 4, "TransposeVArgs layout");
+static_assert(sizeof(TransposeVArgs) == 2 * 8 + 4 * 8 + 4 * 4 + 2 * 8, "TransposeVArgs layout");
 
 }  // namespace zyfa::cuda

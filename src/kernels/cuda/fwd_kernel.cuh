@@ -25,6 +25,7 @@
 
 #include <cuda.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 
@@ -33,6 +34,7 @@
 #include "kernels/cuda/fwd_launch.h"
 #include "kernels/cuda/ptx.cuh"
 #include "kernels/cuda/unseen_v.cuh"
+#include "kernels/varlen/varlen_jobs.h"
 
 namespace zyfa::cuda {
 
@@ -138,6 +140,55 @@ __device__ __forceinline__ TileCoord decode_tile(uint32_t tile, uint32_t n_tiles
   return c;
 }
 
+// Where a tile's sequence lies: the tensor coordinates of its first query and key rows (the
+// batch coordinate is 0 for varlen, whose sequences are packed along the rows), its lengths,
+// and the first vᵀ column of its keys (FP8).
+struct TileSeq {
+  int32_t batch;   // tensor-map batch coordinate
+  int32_t q0, k0;  // first rows of the sequence in q/out and k/v
+  int32_t lq, lk;
+  int32_t vt0;     // first vᵀ column (FP8 pre-pass layout)
+};
+
+// A load the compiler may neither merge with another nor hoist: tile_seq is called again where
+// its values are needed, and a merged load would hold them in registers through the key loop.
+__device__ __forceinline__ int32_t load_fresh(const int32_t* p) {
+  int32_t v;
+  asm volatile("ld.global.nc.s32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ TileSeq tile_seq(const FwdKernelArgs& args, const TileCoord& tc) {
+  if (args.cu_seqlens_q == nullptr) return {tc.b, 0, 0, args.seqlen, args.seqlen_k, 0};
+  const int32_t* cq = args.cu_seqlens_q + tc.b;
+  const int32_t* ck = args.cu_seqlens_k + tc.b;
+  const varlen::Span q = varlen::span_of(load_fresh(cq), load_fresh(cq + 1), args.total_q, args.seqlen);
+  const varlen::Span k = varlen::span_of(load_fresh(ck), load_fresh(ck + 1), args.total_k, args.seqlen_k);
+  return {0,           static_cast<int32_t>(q.start), static_cast<int32_t>(k.start), q.length, k.length,
+          static_cast<int32_t>(varlen::group_first_column(tc.b, k.start))};
+}
+
+// The key blocks of query tile m of a sequence under the bottom-right causal mask (row i sees
+// keys j <= i + lk - lq, j < lk), for rows below lq: blocks 0 .. blocks - 1 hold a key some
+// row sees; blocks n >= masked hold a key some row must not see (the mask applies). The rows'
+// last visible keys span fewer than kBlockM <= kBlockN keys, so at most the last two blocks
+// are masked, and every row sees its first key (walking down) in one of them: below them,
+// every row has a finite maximum.
+struct TileBlocks {
+  int32_t blocks, masked;
+};
+template <class Cfg>
+__device__ __forceinline__ TileBlocks tile_blocks(const TileSeq& s, int32_t m) {
+  static_assert(Cfg::kBlockM <= Cfg::kBlockN, "the edge of a tile must span at most two key blocks");
+  const int32_t delta = s.lk - s.lq;
+  const int32_t first_row = m * Cfg::kBlockM, last_row = min((m + 1) * Cfg::kBlockM, s.lq) - 1;
+  const int32_t lim_max = min(last_row + delta, s.lk - 1), lim_min = min(first_row + delta, s.lk - 1);
+  TileBlocks r;
+  r.blocks = lim_max < 0 ? 0 : lim_max / Cfg::kBlockN + 1;
+  r.masked = lim_min < 0 ? 0 : (lim_min + 1) / Cfg::kBlockN;
+  return r;
+}
+
 __device__ __forceinline__ float read_descale(const float* ptr, float value, int64_t sb, int64_t sh,
                                               int32_t b, int32_t hk) {
   return ptr ? __ldg(ptr + b * sb + hk * sh) : value;
@@ -181,13 +232,14 @@ __device__ __forceinline__ Barriers barriers(uint32_t base) {
 
 // Epilogue of a tile for one consumer thread: normalizes its output rows q_row[0..1] by the
 // row sums (FP8: the ones-row column of O; BF16: the thread's partial sums over its lane quad),
-// writes them as BF16 (NaN from the first row that sees a non-finite v, unseen_v.cuh) and the
-// natural-log LSE.
+// writes them as BF16 (NaN from row bad_v_row on: those rows see a non-finite v the kernel
+// zeroed, unseen_v.cuh) and the natural-log LSE. A row that sees no key (a varlen sequence with
+// fewer keys than queries) has a zero row sum: zeros and LSE -inf.
 template <class Cfg, int kOAcc>
-__device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, const TileCoord& tc,
-                                                  const int (&q_row)[2], int col0, int lane, float vd,
-                                                  uint32_t unseen_flags, uint32_t unseen_gen, const float (&row_max)[2],
-                                                  const float (&row_sum)[2], const float (&o_acc)[kOAcc]) {
+__device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, const TileCoord& tc, const TileSeq& seq,
+                                                  const int (&q_row)[2], int col0, int lane, float vd, int bad_v_row,
+                                                  const float (&row_max)[2], const float (&row_sum)[2],
+                                                  const float (&o_acc)[kOAcc]) {
   float total[2];
   if constexpr (Cfg::kIsFp8) {
     total[0] = row_sum[0] + o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
@@ -201,13 +253,13 @@ __device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, con
       total[r] = s;
     }
   }
-  const int bad_v_row = tc.m * Cfg::kBlockN + unseen_v_first_key<Cfg>(unseen_flags, unseen_gen);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    if (q_row[r] >= args.seqlen) continue;
-    const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : vd / total[r];
-    uint16_t* out = args.out + tc.b * args.o_stride[0] + static_cast<int64_t>(q_row[r]) * args.o_stride[1] +
-                    tc.h * args.o_stride[2] + col0;
+    if (q_row[r] >= seq.lq) continue;
+    const bool seen = total[r] > 0.0f;
+    const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : seen ? vd / total[r] : 0.0f;
+    const int64_t row = static_cast<int64_t>(seq.q0) + q_row[r];
+    uint16_t* out = args.out + seq.batch * args.o_stride[0] + row * args.o_stride[1] + tc.h * args.o_stride[2] + col0;
 #pragma unroll
     for (int j = 0; j < Cfg::kDv / 8; ++j) {
       const uint32_t v = ptx::pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
@@ -215,8 +267,8 @@ __device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, con
     }
     if (args.lse != nullptr && (lane % 4) == 0) {
       const float lse2 = row_max[r] - Cfg::kPShift + __log2f(total[r]);
-      args.lse[(static_cast<int64_t>(tc.b) * args.heads + tc.h) * args.seqlen + q_row[r]] =
-          lse2 * 0.69314718055994530942f;
+      args.lse[tc.b * args.lse_stride[0] + tc.h * args.lse_stride[1] + row] =
+          seen ? lse2 * 0.69314718055994530942f : -INFINITY;
     }
   }
 }
@@ -246,24 +298,28 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
         const uint32_t tile = js.jobs[2 * job + t];
         if (tile == kNoTile) continue;
         const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
+        const detail::TileSeq seq = detail::tile_seq(args, tc);
+        const detail::TileBlocks tb = detail::tile_blocks<Cfg>(seq, tc.m);
+        if (tb.blocks == 0) continue;  // no row sees a key: the consumers write zeros alone
         mbar_wait(bars.q_empty, q_phase ^ 1);
         q_phase ^= 1;
         mbar_arrive_expect_tx(bars.q_full, Cfg::kQBytes);
 #pragma unroll
         for (int c = 0; c < Cfg::kQkChunks; ++c) {
           tma_load_4d(base + Cfg::kOffQ + c * Cfg::kQChunkBytes, tma_q, bars.q_full, c * Cfg::kChunk,
-                      tc.m * Cfg::kBlockM, tc.h, tc.b);
+                      seq.q0 + tc.m * Cfg::kBlockM, tc.h, seq.batch);
         }
-        // Diagonal block first: it is the only masked one, and it gives every row a finite max.
+        // The last block first: it is masked, and with the one below it gives every row a
+        // finite maximum.
 #pragma unroll 1
-        for (int n = tc.m; n >= 0; --n) {
+        for (int n = tb.blocks - 1; n >= 0; --n) {
           mbar_wait(bars.k_empty + 8 * kr.index, kr.phase ^ 1);
           const uint32_t kf = bars.k_full + 8 * kr.index;
           mbar_arrive_expect_tx(kf, Cfg::kKBytes);
 #pragma unroll
           for (int c = 0; c < Cfg::kQkChunks; ++c) {
             tma_load_4d(base + Cfg::kOffK + kr.index * Cfg::kKBytes + c * Cfg::kKChunkBytes, tma_k,
-                        kf, c * Cfg::kChunk, n * Cfg::kBlockN, tc.hk, tc.b);
+                        kf, c * Cfg::kChunk, seq.k0 + n * Cfg::kBlockN, tc.hk, seq.batch);
           }
           kr.template advance<kStages>();
           mbar_wait(bars.v_empty + 8 * vr.index, vr.phase ^ 1);
@@ -271,13 +327,13 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
           mbar_arrive_expect_tx(vf, Cfg::kVLoadBytes);
           if constexpr (Cfg::kIsFp8) {
             // vᵀ rows d = 0..127 of this key block; rows 128..135 keep their ones.
-            tma_load_4d(base + Cfg::kOffVt + vr.index * Cfg::kVtBytes, tma_v, vf, n * Cfg::kBlockN, 0,
-                        tc.hk, tc.b);
+            tma_load_4d(base + Cfg::kOffVt + vr.index * Cfg::kVtBytes, tma_v, vf, seq.vt0 + n * Cfg::kBlockN, 0,
+                        tc.hk, seq.batch);
           } else {
 #pragma unroll
             for (int c = 0; c < Cfg::kDv / 64; ++c) {
               tma_load_4d(base + Cfg::kOffV + vr.index * Cfg::kVBytes + c * Cfg::kBlockN * 128, tma_v,
-                          vf, c * 64, n * Cfg::kBlockN, tc.hk, tc.b);
+                          vf, c * 64, seq.k0 + n * Cfg::kBlockN, tc.hk, seq.batch);
             }
           }
           vr.template advance<kStages>();
@@ -402,8 +458,12 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
     for (int tt = 0; tt < 2; ++tt) {
       const uint32_t tile = js.jobs[2 * job + tt];
       if (tile == kNoTile) continue;
-      ++unseen_gen;
       const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
+      // Where the tile's sequence lies and its key blocks are recomputed where they are needed
+      // (kernel parameters, or two cached loads of the prefix sums for varlen) rather than
+      // held in registers through the key loop: the FP8 d128 kernel has none to spare.
+      auto where = [&]() { return detail::tile_seq(args, tc); };
+      const detail::TileBlocks tb = detail::tile_blocks<Cfg>(where(), tc.m);
       const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.descale_stride[0],
                                             args.descale_stride[1], tc.b, tc.hk);
       const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.descale_stride[2],
@@ -427,12 +487,16 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // probabilities to s_acc (BF16) and returns the factor the output must be scaled by.
       auto softmax = [&](int n, bool masked, float (&alpha)[2]) {
         if (masked) {
+          // The last key each row sees (bottom-right causal mask, and the sequence's keys).
+          const detail::TileSeq seq = where();
+          const int delta = seq.lk - seq.lq;
+          const int key_lim[2] = {min(q_row[0] + delta, seq.lk - 1), min(q_row[1] + delta, seq.lk - 1)};
 #pragma unroll
           for (int j = 0; j < kAcc / 4; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int key = n * Cfg::kBlockN + 8 * j + col0 + (e & 1);
-              if (key > q_row[e >> 1]) s_acc[4 * j + e] = -INFINITY;
+              if (key > key_lim[e >> 1]) s_acc[4 * j + e] = -INFINITY;
             }
           }
         }
@@ -469,11 +533,15 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         if constexpr (Cfg::kLeanP) {
           // Lean P follows separately (lean_p_pack), straight into P registers.
         } else {
+          // A row that has seen no key yet (a masked block) keeps the maximum -inf: its
+          // probabilities are then 0, not exp2(-inf + inf).
+          const float ref[2] = {row_max[0] == -INFINITY ? 0.0f : row_max[0],
+                                row_max[1] == -INFINITY ? 0.0f : row_max[1]};
 #pragma unroll
           for (int j = 0; j < kAcc / 4; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              s_acc[4 * j + e] = ex2(fmaf(s_acc[4 * j + e], scale, Cfg::kPShift - row_max[e >> 1]));
+              s_acc[4 * j + e] = ex2(fmaf(s_acc[4 * j + e], scale, Cfg::kPShift - ref[e >> 1]));
             }
           }
         }
@@ -571,11 +639,28 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         }
       };
 
+      if (tb.blocks == 0) {  // no row sees a key (nothing was loaded): zeros, LSE -inf
+        detail::write_tile_output<Cfg>(args, tc, where(), q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc);
+        continue;
+      }
+      ++unseen_gen;
+      // The masked blocks' v are sanitized (unseen_v.cuh), the last block's always: keys are
+      // counted from the lower one (the last two blocks when both are masked).
+      auto key_block0 = [&]() { return max(detail::tile_blocks<Cfg>(where(), tc.m).blocks - 2, 0); };
+      auto masked_from = [&]() { return detail::tile_blocks<Cfg>(where(), tc.m).masked; };
+      auto sanitize_v = [&](int n) {
+        const uint32_t v_tile = Cfg::kIsFp8 ? base + Cfg::kOffVt + vr.index * Cfg::kVtBytes
+                                            : base + Cfg::kOffV + vr.index * Cfg::kVBytes;
+        detail::unseen_v_sanitize<Cfg>(v_tile, base + Cfg::kOffUnseen, unseen_gen, 128 * wg + t,
+                                       (n - key_block0()) * Cfg::kBlockN, where().lk - n * Cfg::kBlockN);
+      };
+
       mbar_wait(bars.q_full, q_phase);
       q_phase ^= 1;
 
-      // First (diagonal, masked) key block.
-      int n = tc.m;
+      // The last key block first (masked, unless every row sees all of it).
+      int n = tb.blocks - 1;
+      const bool first_masked = n >= tb.masked;
       mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
       turn_begin();
       issue_qk(kr.index);
@@ -587,24 +672,30 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       if (n == 0) mbar_arrive(bars.q_empty);
       {
         float alpha[2];
-        softmax(n, true, alpha);
+        softmax(n, first_masked, alpha);
         if constexpr (Cfg::kPBeforeWait) {
           lean_p_pack(p_a);
         } else {
           convert_p(p_a);
         }
       }
-      // The diagonal block's v: non-finite elements zeroed before P v, and the rows at or
-      // after the first key that had one (they see it) written as NaN (unseen_v.cuh).
+      // The last block's v: non-finite elements zeroed before P v, and the rows that see the
+      // first key that had one written as NaN (unseen_v.cuh).
       mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
-      const uint32_t v_tile = Cfg::kIsFp8 ? base + Cfg::kOffVt + vr.index * Cfg::kVtBytes
-                                          : base + Cfg::kOffV + vr.index * Cfg::kVBytes;
-      detail::unseen_v_sanitize<Cfg>(v_tile, base + Cfg::kOffUnseen, unseen_gen, 128 * wg + t);
+      sanitize_v(n);
       // One steady-state step: scores of block n are computed while P of block n+1 (in p_cur)
       // meets v; P of block n goes to p_next (= p_cur unless kPBeforeWait).
-      auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs]) {
+      // Steps of three kinds, so that the steady-state loop holds nothing for the edge: the
+      // block below the first (kEdge) computes its row maxima (a row may see its first key
+      // there) and applies the mask where it is masked; the step after it (kAfterEdge)
+      // sanitizes that block's v when it is masked; kPlain steps are the key loop proper.
+      // (A kind is a constant at every call of the inlined lambda, so each call keeps only its
+      // own branches.)
+      enum StepKind { kPlain, kEdge, kAfterEdge };
+      auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs], StepKind kind) {
         mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
         mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
+        if (kind == kAfterEdge && n + 1 >= masked_from()) sanitize_v(n + 1);  // the v of p_cur's block
         turn_begin();
         issue_qk(kr.index);
         issue_pv(vr.index, p_cur);
@@ -615,7 +706,13 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         kr.template advance<kStages>();
         if (n == 0) mbar_arrive(bars.q_empty);
         float alpha[2] = {1.0f, 1.0f};
-        if constexpr (Cfg::kStaleMax) {
+        if (kind == kEdge) {
+          softmax(n, n >= masked_from(), alpha);
+          if constexpr (Cfg::kPBeforeWait) {
+            lean_p_pack(p_next);
+            pin(p_next);
+          }
+        } else if (Cfg::kStaleMax) {
           // Codes above 126 (either half): the reference maximum is too far behind for this
           // block; compute the row maxima (which moves the reference) and lean P again.
           const uint32_t code_max = lean_p_pack(p_next);
@@ -638,8 +735,9 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         finish_pv(alpha);
         if constexpr (!Cfg::kPBeforeWait) convert_p(p_next);
       };
-      auto last_pv = [&](uint32_t(&p_cur)[kPRegs]) {
+      auto last_pv = [&](uint32_t(&p_cur)[kPRegs], StepKind kind) {
         mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
+        if (kind == kAfterEdge && 0 >= masked_from()) sanitize_v(0);
         turn_begin();
         issue_pv(vr.index, p_cur);
         turn_end();
@@ -648,28 +746,50 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         mbar_arrive(bars.v_empty + 8 * vr.index);
         vr.template advance<kStages>();
       };
+      --n;  // the block below the first
       if constexpr (Cfg::kPBeforeWait) {
-        // Unrolled by two so that each P buffer keeps a fixed role (no run-time indexing).
-        --n;
+        // Unrolled by two so that each P buffer keeps a fixed role (no run-time indexing); the
+        // edge steps are the first pair.
+        if (n >= 1) {
+          step(n, p_a, p_b, kEdge);
+          step(n - 1, p_b, p_a, kAfterEdge);
 #pragma unroll 1
-        for (; n >= 1; n -= 2) {
-          step(n, p_a, p_b);
-          step(n - 1, p_b, p_a);
-        }
-        if (n == 0) {
-          step(0, p_a, p_b);
-          last_pv(p_b);
+          for (n -= 2; n >= 1; n -= 2) {
+            step(n, p_a, p_b, kPlain);
+            step(n - 1, p_b, p_a, kPlain);
+          }
+          if (n == 0) {
+            step(0, p_a, p_b, kPlain);
+            last_pv(p_b, kPlain);
+          } else {
+            last_pv(p_a, kPlain);
+          }
+        } else if (n == 0) {
+          step(0, p_a, p_b, kEdge);
+          last_pv(p_b, kAfterEdge);
         } else {
-          last_pv(p_a);
+          last_pv(p_a, kPlain);
         }
       } else {
+        if (n >= 1) {
+          step(n, p_a, p_a, kEdge);
+          step(n - 1, p_a, p_a, kAfterEdge);
 #pragma unroll 1
-        for (--n; n >= 0; --n) step(n, p_a, p_a);
-        last_pv(p_a);
+          for (n -= 2; n >= 0; --n) step(n, p_a, p_a, kPlain);
+          last_pv(p_a, kPlain);
+        } else if (n == 0) {
+          step(0, p_a, p_a, kEdge);
+          last_pv(p_a, kAfterEdge);
+        } else {
+          last_pv(p_a, kPlain);
+        }
       }
 
-      detail::write_tile_output<Cfg>(args, tc, q_row, col0, lane, vd, base + Cfg::kOffUnseen, unseen_gen, row_max,
-                                     row_sum, o_acc);
+      const detail::TileSeq seq = where();
+      const int first_bad = detail::unseen_v_first_key(base + Cfg::kOffUnseen, unseen_gen);
+      const int bad_v_row =
+          first_bad == detail::kUnseenNone ? INT_MAX : key_block0() * Cfg::kBlockN + first_bad - (seq.lk - seq.lq);
+      detail::write_tile_output<Cfg>(args, tc, seq, q_row, col0, lane, vd, bad_v_row, row_max, row_sum, o_acc);
     }
   }
 }

@@ -30,7 +30,8 @@ cudaError_t launch_fwd_fp8_d128(const FwdLaunch& l);
 cudaError_t launch_fwd_fp8_d192(const FwdLaunch& l);
 
 // FP8 inputs: vᵀ pre-pass into a workspace of batch * heads_k * 128 * fwd_vt_seqlen_pad(seqlen)
-// bytes, read by the attention kernel through tma_v.
+// bytes (varlen: heads_k * 128 * varlen::group_columns(total_k, batch, 128)), read by the
+// attention kernel through tma_v.
 cudaError_t launch_transpose_v_fp8(const TransposeVArgs& args, cudaStream_t stream);
 constexpr int64_t fwd_vt_seqlen_pad(int64_t seqlen) { return (seqlen + 127) / 128 * 128; }
 

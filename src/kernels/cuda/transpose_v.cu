@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/fwd_launch.h"
+#include "kernels/varlen/varlen_jobs.h"
 
 namespace zyfa::cuda {
 namespace {
@@ -14,14 +15,25 @@ __global__ void __launch_bounds__(kThreads) transpose_v_kernel(const __grid_cons
   __shared__ uint8_t tile[kKeys][kD + 4];  // +4: consecutive keys of one d fall in other banks
   const int key0 = blockIdx.x * kKeys;
   const int hk = blockIdx.y, b = blockIdx.z;
-  const uint8_t* src = a.v + b * a.v_stride_b + hk * a.v_stride_h;
+  // This block's sequence: its keys' first row of v, first column of vᵀ and length.
+  int64_t row0 = 0, column0 = 0, dst_batch = b;
+  int seqlen = a.seqlen;
+  if (a.cu_seqlens_k != nullptr) {
+    const varlen::Span keys = varlen::span_at(a.cu_seqlens_k, b, a.total_k, a.seqlen);
+    row0 = keys.start;
+    column0 = varlen::group_first_column(b, keys.start);
+    dst_batch = 0;
+    seqlen = keys.length;
+    if (key0 >= seqlen) return;
+  }
+  const uint8_t* src = a.v + (a.cu_seqlens_k != nullptr ? row0 * a.v_stride_s : b * a.v_stride_b) + hk * a.v_stride_h;
   // Load: 16-byte vectors along d. Keys past seqlen become zeros: the key permutation moves
   // them into columns below seqlen of their 16-key group, which the kernel reads (their
   // probabilities are 0, and 0 times a NaN code would not be).
   for (int i = threadIdx.x; i < kKeys * (kD / 16); i += kThreads) {
     const int key = i / (kD / 16), part = i % (kD / 16);
     uint4 x = make_uint4(0, 0, 0, 0);
-    if (key0 + key < a.seqlen) {
+    if (key0 + key < seqlen) {
       x = *reinterpret_cast<const uint4*>(src + (key0 + key) * a.v_stride_s + part * 16);
     }
     uint32_t* dst = reinterpret_cast<uint32_t*>(&tile[key][part * 16]);
@@ -32,10 +44,10 @@ __global__ void __launch_bounds__(kThreads) transpose_v_kernel(const __grid_cons
   }
   __syncthreads();
   // Store: for one d, 16 permuted keys as one 16-byte vector.
-  uint8_t* dst = a.vt + ((static_cast<int64_t>(b) * a.heads_k + hk) * kD) * a.seqlen_pad + key0;
+  uint8_t* dst = a.vt + ((dst_batch * a.heads_k + hk) * kD) * a.seqlen_pad + column0 + key0;
   for (int i = threadIdx.x; i < kD * (kKeys / 16); i += kThreads) {
     const int d = i / (kKeys / 16), g = i % (kKeys / 16);
-    if (key0 + 16 * g >= a.seqlen) continue;
+    if (key0 + 16 * g >= seqlen) continue;
     uint32_t w[4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {

@@ -1,12 +1,14 @@
-// Non-finite values of v that a row cannot see must not reach it. In the diagonal key block a
-// masked probability is 0, and 0 times NaN or Inf is NaN, so the wgmma of P v would spread a
-// NaN/Inf of a key past a row's causal limit into that row. Before the diagonal block's P v,
-// the 256 consumer threads zero every non-finite element of its v tile in shared memory and
-// find the smallest key that had one; the rows at or after that key see it and are written as
-// NaN (docs/numerics.md). Keys past seqlen need nothing: the TMA fills them with zeros.
+// Non-finite values of v that a row cannot see must not reach it. In a masked key block (the
+// causal edge, or keys past the sequence: another varlen sequence's rows) a masked
+// probability is 0, and 0 times NaN or Inf is NaN, so the wgmma of P v would spread a NaN/Inf
+// of a key a row cannot see into that row. Before a masked block's P v, the 256 consumer
+// threads zero every non-finite element of its v tile in shared memory and find the smallest
+// key below the sequence's length that had one; the rows that see that key are written as
+// NaN (docs/numerics.md). Keys past the tensor need nothing: the TMA fills them with zeros.
 //
-// The smallest key reaches every consumer thread through one of two shared words (by tile
-// parity), written with atomicMax as (tile generation << 8 | 255 - key): no word needs
+// A tile has at most two masked blocks; keys are counted from the first key of the lower one
+// (0..255). The smallest reaches every consumer thread through one of two shared words (by
+// tile parity), written with atomicMax as (tile generation << 8 | 255 - key): no word needs
 // resetting, a thread reads only its own tile's entry, and a word is written again two tiles
 // later, after the named barrier of the tile between, which every reader has passed.
 #pragma once
@@ -39,11 +41,15 @@ __device__ __forceinline__ uint32_t bad_bf16x2(uint32_t w) {
 // e4m3fn: 0x80 in each byte that is 0x7F or 0xFF (its only NaNs; no Inf).
 __device__ __forceinline__ uint32_t bad_e4m3x4(uint32_t w) { return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u; }
 
-// Zeroes the non-finite elements of the diagonal v tile at `tile` (shared address) and records
-// the smallest key offset in the block that had one. Called by all 256 consumer threads
-// (t = 0..255) at the same point; `gen` numbers the tiles of this CTA, increasing, from 1.
+inline constexpr int kUnseenNone = 256;  // no recorded key
+
+// Zeroes the non-finite elements of the masked v block at `tile` (shared address) and records
+// the smallest key below `key_limit` (keys of the block) that had one, as key_base + its
+// offset in the block. Called by all 256 consumer threads (t = 0..255) at the same point;
+// `gen` numbers the tiles of this CTA, increasing, from 1.
 template <class Cfg>
-__device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags, uint32_t gen, int t) {
+__device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags, uint32_t gen, int t, int key_base,
+                                                  int key_limit) {
   int bad_key = Cfg::kBlockN;
   if constexpr (Cfg::kIsFp8) {
     // vᵀ rows d = 0..127 of 128 keys (128 bytes, 128 B swizzle: the 16-byte unit u of row r
@@ -55,19 +61,24 @@ __device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags,
       uint4 v = lds128(tile + 16 * unit);
       uint32_t* w = reinterpret_cast<uint32_t*>(&v);
       int first = Cfg::kBlockN;
+      bool marked = false;
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         const uint32_t m = bad_e4m3x4(w[k]);
+        marked = marked || m != 0u;
         if (m != 0u) {
-          const int lowest = (m & 0x8080u) != 0u ? ((m & 0x80u) != 0u ? 0 : 1) : ((m & 0x800000u) != 0u ? 8 : 9);
-          first = min(first, key0 + 2 * k + lowest);
+          // The smallest marked key of this word that counts (its bytes hold keys 2k, 2k + 1,
+          // 2k + 8, 2k + 9 of the group).
+#pragma unroll
+          for (int byte = 0; byte < 4; ++byte) {
+            const int key = key0 + 2 * k + (byte & 1) + 8 * (byte >> 1);
+            if ((m >> (8 * byte + 7)) & 1u) first = key < key_limit ? min(first, key) : first;
+          }
         }
         w[k] &= ~(m | (m - (m >> 7)));  // 0xFF in each marked byte
       }
-      if (first < Cfg::kBlockN) {
-        bad_key = min(bad_key, first);
-        sts128(tile + 16 * unit, v);
-      }
+      if (marked) sts128(tile + 16 * unit, v);
+      bad_key = min(bad_key, first);
     }
   } else {
     // [d chunk of 64][128 keys][128 bytes]: the swizzle moves units within a key's row only.
@@ -82,13 +93,13 @@ __device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags,
         v.z &= ~bad_bf16x2(v.z);
         v.w &= ~bad_bf16x2(v.w);
         sts128(tile + 16 * unit, v);
-        bad_key = min(bad_key, key);
+        if (key < key_limit) bad_key = min(bad_key, key);
       }
     }
   }
   const uint32_t flag = flags + 4 * (gen & 1u);
   if (bad_key < Cfg::kBlockN) {
-    const uint32_t entry = (gen << 8) | static_cast<uint32_t>(255 - bad_key);
+    const uint32_t entry = (gen << 8) | static_cast<uint32_t>(255 - (key_base + bad_key));
     asm volatile("red.shared.max.u32 [%0], %1;" ::"r"(flag), "r"(entry) : "memory");
   }
   // The zeroed elements are read next by wgmma (the async proxy).
@@ -96,14 +107,13 @@ __device__ __forceinline__ void unseen_v_sanitize(uint32_t tile, uint32_t flags,
   ptx::named_barrier_sync(kUnseenBarrier, 256);
 }
 
-// The smallest key offset of tile `gen`'s diagonal block with a non-finite v element, kBlockN
+// The smallest recorded key (key_base + offset) of tile `gen`'s masked blocks, kUnseenNone
 // when none; read in the epilogue (nothing stays live through the key loop), which comes
 // before this thread reaches the barrier of tile gen + 1, so the word still holds this tile.
-template <class Cfg>
 __device__ __forceinline__ int unseen_v_first_key(uint32_t flags, uint32_t gen) {
   uint32_t entry;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(entry) : "r"(flags + 4 * (gen & 1u)) : "memory");
-  return (entry >> 8) == (gen & 0xFFFFFFu) ? 255 - static_cast<int>(entry & 255u) : Cfg::kBlockN;
+  return (entry >> 8) == (gen & 0xFFFFFFu) ? 255 - static_cast<int>(entry & 255u) : kUnseenNone;
 }
 
 }  // namespace zyfa::cuda::detail

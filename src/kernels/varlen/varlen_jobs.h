@@ -52,13 +52,24 @@ struct Seq {
 
 ZYFA_VARLEN_HD inline int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
-ZYFA_VARLEN_HD inline Seq seq_at(const int32_t* cu_q, const int32_t* cu_k, int32_t b, const Shape& s) {
-  Seq r;
-  r.q0 = clamp64(cu_q[b], 0, s.total_q);
-  r.k0 = clamp64(cu_k[b], 0, s.total_k);
-  r.lq = static_cast<int32_t>(clamp64(clamp64(cu_q[b + 1], r.q0, s.total_q) - r.q0, 0, s.max_q));
-  r.lk = static_cast<int32_t>(clamp64(clamp64(cu_k[b + 1], r.k0, s.total_k) - r.k0, 0, s.max_k));
+// Rows cu[b] .. cu[b+1] of a tensor of `total` rows, clamped: (first row, length).
+struct Span {
+  int64_t start;
+  int32_t length;
+};
+ZYFA_VARLEN_HD inline Span span_of(int32_t begin, int32_t end, int64_t total, int32_t max_length) {
+  Span r;
+  r.start = clamp64(begin, 0, total);
+  r.length = static_cast<int32_t>(clamp64(clamp64(end, r.start, total) - r.start, 0, max_length));
   return r;
+}
+ZYFA_VARLEN_HD inline Span span_at(const int32_t* cu, int32_t b, int64_t total, int32_t max_length) {
+  return span_of(cu[b], cu[b + 1], total, max_length);
+}
+
+ZYFA_VARLEN_HD inline Seq seq_at(const int32_t* cu_q, const int32_t* cu_k, int32_t b, const Shape& s) {
+  const Span q = span_at(cu_q, b, s.total_q, s.max_q), k = span_at(cu_k, b, s.total_k, s.max_k);
+  return {q.start, k.start, q.length, k.length};
 }
 
 ZYFA_VARLEN_HD inline uint32_t n_tiles(const Shape& s) {
@@ -79,6 +90,21 @@ ZYFA_VARLEN_HD inline uint32_t tile_blocks(const Seq& q, uint32_t m, const Shape
   if (last_key < 0 || q.lk == 0) return 0;
   const int64_t blocks = last_key / s.block_n + 1, all = (static_cast<int64_t>(q.lk) + s.block_n - 1) / s.block_n;
   return static_cast<uint32_t>(blocks < all ? blocks : all);
+}
+
+// Per-sequence copies that a kernel needs aligned to its key groups (the Hopper FP8 kernel's vᵀ,
+// whose keys are permuted within groups of 16): sequence b's keys start at column
+// round_up(k0, 16) + 16 b, and its columns up to round_up(lk, 16) never reach the next
+// sequence's first column (round_up(k0 + lk, 16) + 16 (b + 1) >= round_up(k0, 16) +
+// round_up(lk, 16) + 16 b), for clamped sequences that do not overlap.
+inline constexpr int64_t kGroupKeys = 16;
+ZYFA_VARLEN_HD inline int64_t group_first_column(int32_t b, int64_t k0) {
+  return (k0 + kGroupKeys - 1) / kGroupKeys * kGroupKeys + kGroupKeys * b;
+}
+// Columns that hold every sequence's groups, rounded up to `round` (a key block).
+ZYFA_VARLEN_HD inline int64_t group_columns(int64_t total_k, int32_t batch, int64_t round) {
+  const int64_t end = (total_k + kGroupKeys - 1) / kGroupKeys * kGroupKeys + kGroupKeys * batch;
+  return (end + round - 1) / round * round;
 }
 
 // Jobs of the table at most, from the shape alone (sizes the device buffers): a sequence has
