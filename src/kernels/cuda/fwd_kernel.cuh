@@ -170,12 +170,12 @@ __device__ __forceinline__ TileSeq tile_seq(const FwdKernelArgs& args, const Til
 
 // The key blocks of query tile m of a sequence under the bottom-right causal mask (row i sees
 // keys j <= i + lk - lq, j < lk), for rows below lq: blocks 0 .. blocks - 1 hold a key some
-// row sees; blocks n >= masked hold a key some row must not see (the mask applies). The rows'
-// last visible keys span fewer than kBlockM <= kBlockN keys, so at most the last two blocks
-// are masked, and every row sees its first key (walking down) in one of them: below them,
-// every row has a finite maximum.
+// row sees; blocks n >= masked hold a key some row must not see (the mask applies); blocks
+// n >= exact hold the first key (walking down) of some row, which must compute its maximum
+// there. The rows' last visible keys span fewer than kBlockM <= kBlockN keys, so exact and
+// masked are at least blocks - 2: the edge of a tile is its last one or two blocks.
 struct TileBlocks {
-  int32_t blocks, masked;
+  int32_t blocks, masked, exact;
 };
 template <class Cfg>
 __device__ __forceinline__ TileBlocks tile_blocks(const TileSeq& s, int32_t m) {
@@ -186,6 +186,7 @@ __device__ __forceinline__ TileBlocks tile_blocks(const TileSeq& s, int32_t m) {
   TileBlocks r;
   r.blocks = lim_max < 0 ? 0 : lim_max / Cfg::kBlockN + 1;
   r.masked = lim_min < 0 ? 0 : (lim_min + 1) / Cfg::kBlockN;
+  r.exact = lim_min < 0 ? 0 : lim_min / Cfg::kBlockN;
   return r;
 }
 
@@ -533,10 +534,10 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         if constexpr (Cfg::kLeanP) {
           // Lean P follows separately (lean_p_pack), straight into P registers.
         } else {
-          // A row that has seen no key yet (a masked block) keeps the maximum -inf: its
-          // probabilities are then 0, not exp2(-inf + inf).
-          const float ref[2] = {row_max[0] == -INFINITY ? 0.0f : row_max[0],
-                                row_max[1] == -INFINITY ? 0.0f : row_max[1]};
+          // A row that has seen no key yet (in a masked block) keeps the maximum -inf: its
+          // probabilities are then 0, not exp2(-inf + inf). Past the edge every row has one.
+          const float ref[2] = {masked && row_max[0] == -INFINITY ? 0.0f : row_max[0],
+                                masked && row_max[1] == -INFINITY ? 0.0f : row_max[1]};
 #pragma unroll
           for (int j = 0; j < kAcc / 4; ++j) {
 #pragma unroll
@@ -658,44 +659,55 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       mbar_wait(bars.q_full, q_phase);
       q_phase ^= 1;
 
-      // The last key block first (masked, unless every row sees all of it).
+      // The edge of the tile first: its last block, and the one below it when some row sees
+      // its first key there (or it is masked). Each edge block computes its row maxima and
+      // applies the mask where it is masked, one block at a time (the P v of the block above
+      // runs alone before the scores); the steady-state loop below is the fixed-length one. It is one loop rather than an unrolled copy: a second inlined
+      // copy of this code made ptxas serialize every wgmma of the FP8 d128 kernel (C7511).
       int n = tb.blocks - 1;
-      const bool first_masked = n >= tb.masked;
-      mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
-      turn_begin();
-      issue_qk(kr.index);
-      turn_end();
-      wgmma_wait<0>();
-      pin(s_acc);
-      mbar_arrive(bars.k_empty + 8 * kr.index);
-      kr.template advance<kStages>();
-      if (n == 0) mbar_arrive(bars.q_empty);
-      {
+      const int edge_last = tb.exact <= tb.blocks - 2 ? tb.blocks - 2 : tb.blocks - 1;
+#pragma unroll 1
+      for (bool pending = false;; --n) {
+        if (pending) {  // the block above: its P v first, alone
+          turn_begin();
+          issue_pv(vr.index, p_a);
+          turn_end();
+          wgmma_wait<0>();
+          pin(o_acc);
+          mbar_arrive(bars.v_empty + 8 * vr.index);
+          vr.template advance<kStages>();
+        }
+        mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
+        turn_begin();
+        issue_qk(kr.index);
+        turn_end();
+        wgmma_wait<0>();
+        pin(s_acc);
+        mbar_arrive(bars.k_empty + 8 * kr.index);
+        kr.template advance<kStages>();
+        if (n == 0) mbar_arrive(bars.q_empty);
         float alpha[2];
-        softmax(n, first_masked, alpha);
+        softmax(n, n >= masked_from(), alpha);
+        if (pending) finish_pv(alpha);
         if constexpr (Cfg::kPBeforeWait) {
           lean_p_pack(p_a);
         } else {
           convert_p(p_a);
         }
+        // This block's v: non-finite elements zeroed before P v, and the rows that see the
+        // first key that had one written as NaN (unseen_v.cuh). The last block always (every
+        // tile passes the sanitizer's barrier, which the shared words rely on), the one below
+        // when it is masked.
+        mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
+        if (!pending || n >= masked_from()) sanitize_v(n);
+        pending = true;
+        if (n == edge_last) break;
       }
-      // The last block's v: non-finite elements zeroed before P v, and the rows that see the
-      // first key that had one written as NaN (unseen_v.cuh).
-      mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
-      sanitize_v(n);
       // One steady-state step: scores of block n are computed while P of block n+1 (in p_cur)
       // meets v; P of block n goes to p_next (= p_cur unless kPBeforeWait).
-      // Steps of three kinds, so that the steady-state loop holds nothing for the edge: the
-      // block below the first (kEdge) computes its row maxima (a row may see its first key
-      // there) and applies the mask where it is masked; the step after it (kAfterEdge)
-      // sanitizes that block's v when it is masked; kPlain steps are the key loop proper.
-      // (A kind is a constant at every call of the inlined lambda, so each call keeps only its
-      // own branches.)
-      enum StepKind { kPlain, kEdge, kAfterEdge };
-      auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs], StepKind kind) {
+      auto step = [&](int n, uint32_t(&p_cur)[kPRegs], uint32_t(&p_next)[kPRegs]) {
         mbar_wait(bars.k_full + 8 * kr.index, kr.phase);
         mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
-        if (kind == kAfterEdge && n + 1 >= masked_from()) sanitize_v(n + 1);  // the v of p_cur's block
         turn_begin();
         issue_qk(kr.index);
         issue_pv(vr.index, p_cur);
@@ -706,13 +718,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         kr.template advance<kStages>();
         if (n == 0) mbar_arrive(bars.q_empty);
         float alpha[2] = {1.0f, 1.0f};
-        if (kind == kEdge) {
-          softmax(n, n >= masked_from(), alpha);
-          if constexpr (Cfg::kPBeforeWait) {
-            lean_p_pack(p_next);
-            pin(p_next);
-          }
-        } else if (Cfg::kStaleMax) {
+        if constexpr (Cfg::kStaleMax) {
           // Codes above 126 (either half): the reference maximum is too far behind for this
           // block; compute the row maxima (which moves the reference) and lean P again.
           const uint32_t code_max = lean_p_pack(p_next);
@@ -735,9 +741,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         finish_pv(alpha);
         if constexpr (!Cfg::kPBeforeWait) convert_p(p_next);
       };
-      auto last_pv = [&](uint32_t(&p_cur)[kPRegs], StepKind kind) {
+      auto last_pv = [&](uint32_t(&p_cur)[kPRegs]) {
         mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
-        if (kind == kAfterEdge && 0 >= masked_from()) sanitize_v(0);
         turn_begin();
         issue_pv(vr.index, p_cur);
         turn_end();
@@ -746,43 +751,24 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         mbar_arrive(bars.v_empty + 8 * vr.index);
         vr.template advance<kStages>();
       };
-      --n;  // the block below the first
       if constexpr (Cfg::kPBeforeWait) {
-        // Unrolled by two so that each P buffer keeps a fixed role (no run-time indexing); the
-        // edge steps are the first pair.
-        if (n >= 1) {
-          step(n, p_a, p_b, kEdge);
-          step(n - 1, p_b, p_a, kAfterEdge);
+        // Unrolled by two so that each P buffer keeps a fixed role (no run-time indexing).
+        --n;
 #pragma unroll 1
-          for (n -= 2; n >= 1; n -= 2) {
-            step(n, p_a, p_b, kPlain);
-            step(n - 1, p_b, p_a, kPlain);
-          }
-          if (n == 0) {
-            step(0, p_a, p_b, kPlain);
-            last_pv(p_b, kPlain);
-          } else {
-            last_pv(p_a, kPlain);
-          }
-        } else if (n == 0) {
-          step(0, p_a, p_b, kEdge);
-          last_pv(p_b, kAfterEdge);
+        for (; n >= 1; n -= 2) {
+          step(n, p_a, p_b);
+          step(n - 1, p_b, p_a);
+        }
+        if (n == 0) {
+          step(0, p_a, p_b);
+          last_pv(p_b);
         } else {
-          last_pv(p_a, kPlain);
+          last_pv(p_a);
         }
       } else {
-        if (n >= 1) {
-          step(n, p_a, p_a, kEdge);
-          step(n - 1, p_a, p_a, kAfterEdge);
 #pragma unroll 1
-          for (n -= 2; n >= 0; --n) step(n, p_a, p_a, kPlain);
-          last_pv(p_a, kPlain);
-        } else if (n == 0) {
-          step(0, p_a, p_a, kEdge);
-          last_pv(p_a, kAfterEdge);
-        } else {
-          last_pv(p_a, kPlain);
-        }
+        for (--n; n >= 0; --n) step(n, p_a, p_a);
+        last_pv(p_a);
       }
 
       const detail::TileSeq seq = where();
