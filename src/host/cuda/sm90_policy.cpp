@@ -162,11 +162,15 @@ class Sm90Policy final : public plan::ArchPolicy {
     l.grid = grid;
     l.stream = stream;
 
+    // Fixed-length causal calls keep the kernels without the lengths' code.
+    const bool lengths = p.varlen() || p.seqlen_k != p.seqlen;
     cudaError_t err;
     if (p.d_qk == 128) {
-      err = fp8 ? launch_fwd_fp8_d128(l) : launch_fwd_bf16_d128(l);
+      err = fp8 ? (lengths ? launch_fwd_fp8_d128_varlen(l) : launch_fwd_fp8_d128(l))
+                : (lengths ? launch_fwd_bf16_d128_varlen(l) : launch_fwd_bf16_d128(l));
     } else {
-      err = fp8 ? launch_fwd_fp8_d192(l) : launch_fwd_bf16_d192(l);
+      err = fp8 ? (lengths ? launch_fwd_fp8_d192_varlen(l) : launch_fwd_fp8_d192(l))
+                : (lengths ? launch_fwd_bf16_d192_varlen(l) : launch_fwd_bf16_d192(l));
     }
     if (err != cudaSuccess) return cuda_fail(err, "kernel launch");
     return ZYFA_STATUS_SUCCESS;

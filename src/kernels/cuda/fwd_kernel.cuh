@@ -38,9 +38,14 @@
 
 namespace zyfa::cuda {
 
-template <bool kFp8, int kDqk, int kStages>
+// kLengths: the instantiation for varlen batches and seqlen_k > seqlen (docs/design.md, "How
+// the Hopper kernel reads them"). The fixed-length causal calls keep their own: the lengths'
+// code (prefix-sum loads, the edge arithmetic) changed ptxas's schedule of the FP8 d128 kernel
+// enough to cost it 12% at S = 32K, with the same instructions in its key loop.
+template <bool kFp8, int kDqk, int kStages, bool kLengths = false>
 struct FwdConfig {
   static constexpr bool kIsFp8 = kFp8;
+  static constexpr bool kAnyLengths = kLengths;
   static constexpr FwdTuning kTuning = fwd_tuning(kFp8, kDqk);  // fwd_tuning.h
   static_assert(kTuning.stages == kStages, "instantiate with fwd_tuning(...).stages");
   static constexpr int kBlockM = kTuning.block_m;  // query rows per tile (= JobTableParams::tile_rows)
@@ -158,7 +163,9 @@ __device__ __forceinline__ int32_t load_fresh(const int32_t* p) {
   return v;
 }
 
+template <class Cfg>
 __device__ __forceinline__ TileSeq tile_seq(const FwdKernelArgs& args, const TileCoord& tc) {
+  if constexpr (!Cfg::kAnyLengths) return {tc.b, 0, 0, args.seqlen, args.seqlen, 0};
   if (args.cu_seqlens_q == nullptr) return {tc.b, 0, 0, args.seqlen, args.seqlen_k, 0};
   const int32_t* cq = args.cu_seqlens_q + tc.b;
   const int32_t* ck = args.cu_seqlens_k + tc.b;
@@ -299,7 +306,7 @@ __device__ __forceinline__ void fwd_producer(const FwdKernelArgs& args, const CU
         const uint32_t tile = js.jobs[2 * job + t];
         if (tile == kNoTile) continue;
         const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
-        const detail::TileSeq seq = detail::tile_seq(args, tc);
+        const detail::TileSeq seq = detail::tile_seq<Cfg>(args, tc);
         const detail::TileBlocks tb = detail::tile_blocks<Cfg>(seq, tc.m);
         if (tb.blocks == 0) continue;  // no row sees a key: the consumers write zeros alone
         mbar_wait(bars.q_empty, q_phase ^ 1);
@@ -463,7 +470,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // Where the tile's sequence lies and its key blocks are recomputed where they are needed
       // (kernel parameters, or two cached loads of the prefix sums for varlen) rather than
       // held in registers through the key loop: the FP8 d128 kernel has none to spare.
-      auto where = [&]() { return detail::tile_seq(args, tc); };
+      auto where = [&]() { return detail::tile_seq<Cfg>(args, tc); };
       const detail::TileBlocks tb = detail::tile_blocks<Cfg>(where(), tc.m);
       const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.descale_stride[0],
                                             args.descale_stride[1], tc.b, tc.hk);

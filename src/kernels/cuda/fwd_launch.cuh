@@ -6,9 +6,9 @@
 
 namespace zyfa::cuda {
 
-template <bool kFp8, int kDqk, int kStages>
+template <bool kFp8, int kDqk, int kStages, bool kLengths>
 cudaError_t launch_fwd_impl(const FwdLaunch& l) {
-  using Cfg = FwdConfig<kFp8, kDqk, kStages>;
+  using Cfg = FwdConfig<kFp8, kDqk, kStages, kLengths>;
   static_assert(Cfg::kBlockM == kFwdBlockM && Cfg::kBlockN == kFwdBlockN);
   auto kernel = fwd_kernel<Cfg, kStages>;
   cudaError_t err =

@@ -28,6 +28,11 @@ cudaError_t launch_fwd_bf16_d128(const FwdLaunch& l);
 cudaError_t launch_fwd_bf16_d192(const FwdLaunch& l);
 cudaError_t launch_fwd_fp8_d128(const FwdLaunch& l);
 cudaError_t launch_fwd_fp8_d192(const FwdLaunch& l);
+// The same kernels for varlen batches and seqlen_k > seqlen (FwdConfig::kAnyLengths).
+cudaError_t launch_fwd_bf16_d128_varlen(const FwdLaunch& l);
+cudaError_t launch_fwd_bf16_d192_varlen(const FwdLaunch& l);
+cudaError_t launch_fwd_fp8_d128_varlen(const FwdLaunch& l);
+cudaError_t launch_fwd_fp8_d192_varlen(const FwdLaunch& l);
 
 // FP8 inputs: vᵀ pre-pass into a workspace of batch * heads_k * 128 * fwd_vt_seqlen_pad(seqlen)
 // bytes (varlen: heads_k * 128 * varlen::group_columns(total_k, batch, 128)), read by the

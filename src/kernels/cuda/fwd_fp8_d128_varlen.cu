@@ -1,0 +1,8 @@
+// Instantiation: fp8, d_qk = 128, varlen batches and seqlen_k > seqlen.
+#include "kernels/cuda/fwd_launch.cuh"
+
+namespace zyfa::cuda {
+cudaError_t launch_fwd_fp8_d128_varlen(const FwdLaunch& l) {
+  return launch_fwd_impl<true, 128, fwd_tuning(true, 128).stages, true>(l);
+}
+}  // namespace zyfa::cuda
