@@ -7,8 +7,15 @@ include(CheckLanguage)
 
 set(ZYFA_HAVE_CUDA 0)
 set(ZYFA_CUDA_SUMMARY "off (ZYFA_CUDA=${ZYFA_CUDA})")
+# Case-insensitive, as CMake's own booleans: OFF and Off mean off, ON means on.
+string(TOLOWER "${ZYFA_CUDA}" _zyfa_cuda_choice)
+if(_zyfa_cuda_choice MATCHES "^(off|0|no|false|n)$")
+  set(_zyfa_cuda_choice "off")
+elseif(_zyfa_cuda_choice MATCHES "^(on|1|yes|true|y)$")
+  set(_zyfa_cuda_choice "on")
+endif()
 
-if(NOT ZYFA_CUDA STREQUAL "off")
+if(NOT _zyfa_cuda_choice STREQUAL "off")
   if(NOT CMAKE_CUDA_COMPILER)
     # Debian/NVIDIA installs often leave nvcc off PATH.
     find_program(ZYFA_NVCC nvcc HINTS ENV CUDACXX ENV CUDA_PATH PATH_SUFFIXES bin
@@ -38,7 +45,7 @@ if(NOT ZYFA_CUDA STREQUAL "off")
   else()
     set(ZYFA_CUDA_SUMMARY "off (no nvcc / CUDA runtime found)")
   endif()
-  if(ZYFA_CUDA STREQUAL "on" AND NOT ZYFA_HAVE_CUDA)
+  if(_zyfa_cuda_choice STREQUAL "on" AND NOT ZYFA_HAVE_CUDA)
     message(FATAL_ERROR "ZYFA_CUDA=on but the CUDA backend cannot be built: ${ZYFA_CUDA_SUMMARY}")
   endif()
 endif()
