@@ -30,6 +30,24 @@ inline std::string cuda_unavailable_reason() {
 
 #define ZYFA_CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
 
+// Poisons a device output of `out_elems` BF16 values and an LSE of `lse_elems` floats (guards
+// included), and copies them back; false when a copy fails.
+inline bool poison_device_outputs(void* out, size_t out_elems, float* lse, size_t lse_elems) {
+  std::vector<uint16_t> o(out_elems);
+  poison_bf16(o.data(), o.size());
+  std::vector<float> l(lse_elems);
+  poison_f32(l.data(), l.size());
+  return cudaMemcpy(out, o.data(), o.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
+         cudaMemcpy(lse, l.data(), l.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
+}
+inline bool download_outputs(const void* out, size_t out_elems, const float* lse, size_t lse_elems,
+                             std::vector<uint16_t>* out_host, std::vector<float>* lse_host) {
+  out_host->resize(out_elems);
+  lse_host->resize(lse_elems);
+  return cudaMemcpy(out_host->data(), out, out_elems * 2, cudaMemcpyDeviceToHost) == cudaSuccess &&
+         cudaMemcpy(lse_host->data(), lse, lse_elems * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
+}
+
 // Device copies of one configuration's inputs, plus poisoned output / LSE buffers.
 class DeviceCase {
  public:
@@ -61,14 +79,7 @@ class DeviceCase {
                         cudaMemcpyHostToDevice) == cudaSuccess;
     }
   }
-  void poison() {
-    std::vector<uint16_t> o(a_.out_count() + kGuard);
-    poison_bf16(o.data(), o.size());
-    std::vector<float> l(a_.lse_count() + 1);
-    poison_f32(l.data(), l.size());
-    ok_ &= cudaMemcpy(out_, o.data(), o.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess;
-    ok_ &= cudaMemcpy(lse_, l.data(), l.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
-  }
+  void poison() { ok_ &= poison_device_outputs(out_, a_.out_count() + kGuard, lse_, a_.lse_count() + 1); }
   zyfa_fwd_desc_t desc(cudaStream_t stream = nullptr) const {
     zyfa_fwd_desc_t d = a_.desc(q_, k_, v_, out_, a_.cfg.lse ? lse_ : nullptr, descales_);
     d.backend = ZYFA_BACKEND_CUDA;
@@ -77,10 +88,7 @@ class DeviceCase {
   }
   // Output (with guard) and LSE (with one guard float) back on the host.
   void download(std::vector<uint16_t>* out, std::vector<float>* lse) {
-    out->resize(a_.out_count() + kGuard);
-    lse->resize(a_.lse_count() + 1);
-    ok_ &= cudaMemcpy(out->data(), out_, out->size() * 2, cudaMemcpyDeviceToHost) == cudaSuccess;
-    ok_ &= cudaMemcpy(lse->data(), lse_, lse->size() * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess;
+    ok_ &= download_outputs(out_, a_.out_count() + kGuard, lse_, a_.lse_count() + 1, out, lse);
   }
   bool ok() const { return ok_; }
   void* q() const { return q_; }

@@ -155,13 +155,7 @@ class DeviceVarlen {
   void set_prefix_sums(const std::vector<int32_t>& cu_q, const std::vector<int32_t>& cu_k) {
     ok_ &= copy_in(cu_q_, cu_q.data(), cu_q.size() * 4) && copy_in(cu_k_, cu_k.data(), cu_k.size() * 4);
   }
-  void poison() {
-    std::vector<uint16_t> o(a_.out_count() + kGuard);
-    poison_bf16(o.data(), o.size());
-    std::vector<float> l(a_.lse_count() + 1);
-    poison_f32(l.data(), l.size());
-    ok_ &= copy_in(out_, o.data(), o.size() * 2) && copy_in(lse_, l.data(), l.size() * 4);
-  }
+  void poison() { ok_ &= poison_device_outputs(out_, a_.out_count() + kGuard, lse_, a_.lse_count() + 1); }
   zyfa_fwd_desc_t desc(cudaStream_t stream = nullptr) const {
     zyfa_fwd_desc_t d = a_.desc(q_, k_, v_, out_, lse_, cu_q_, cu_k_, descales_);
     d.backend = ZYFA_BACKEND_CUDA;
@@ -169,10 +163,7 @@ class DeviceVarlen {
     return d;
   }
   void download(std::vector<uint16_t>* out, std::vector<float>* lse) {
-    out->resize(a_.out_count() + kGuard);
-    lse->resize(a_.lse_count() + 1);
-    ok_ &= cudaMemcpy(out->data(), out_, out->size() * 2, cudaMemcpyDeviceToHost) == cudaSuccess &&
-           cudaMemcpy(lse->data(), lse_, lse->size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess;
+    ok_ &= download_outputs(out_, a_.out_count() + kGuard, lse_, a_.lse_count() + 1, out, lse);
   }
   bool guard_intact(const std::vector<uint16_t>& out, const std::vector<float>& lse) const {
     for (size_t i = a_.out_count(); i < out.size(); ++i)
@@ -273,16 +264,10 @@ TEST_P(VarlenUnseenNan, Cuda) {
   ZYFA_SKIP_WITHOUT_CUDA();
   VarlenConfig c = GetParam();
   c.seed = seed_for("VarlenUnseenNan/" + c.name());
-  const VarlenData a = make_varlen_data(c);
-  std::mt19937_64 rng(c.seed);
-  std::vector<int32_t> cut;
-  for (int32_t lk : c.lens_k) cut.push_back(static_cast<int32_t>(rng() % (uint64_t(lk) + 1)));
-  const VarlenData dirty = with_nan_keys_after(a, cut);
-  const DeviceRun clean = run_varlen_on_device(a), run = run_varlen_on_device(dirty);
-  ASSERT_EQ(clean.status, ZYFA_STATUS_SUCCESS) << clean.error;
-  ASSERT_EQ(run.status, ZYFA_STATUS_SUCCESS) << run.error;
-  const std::string diff =
-      compare_varlen_unseen(a, cut, clean.out.data(), clean.lse.data(), run.out.data(), run.lse.data());
+  const std::string diff = varlen_unseen_nan_difference(c, [](VarlenData& d) {
+    DeviceRun r = run_varlen_on_device(d);
+    return VarlenOutputs{r.status, r.error, std::move(r.out), std::move(r.lse)};
+  });
   EXPECT_TRUE(diff.empty()) << c.name() << " seed " << c.seed << ": " << diff;
 }
 

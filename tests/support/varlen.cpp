@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -301,6 +302,18 @@ std::string compare_varlen_unseen(const VarlenData& a, const std::vector<int32_t
   if (changed) msg << changed << " rows that see no NaN changed; ";
   if (finite_seen) msg << finite_seen << " rows that see a NaN came out finite";
   return msg.str();
+}
+
+std::string varlen_unseen_nan_difference(const VarlenConfig& c, const std::function<VarlenOutputs(VarlenData&)>& run) {
+  VarlenData a = make_varlen_data(c);
+  std::mt19937_64 rng(c.seed);
+  std::vector<int32_t> cut;
+  for (int32_t lk : c.lens_k) cut.push_back(static_cast<int32_t>(rng() % (uint64_t(lk) + 1)));
+  VarlenData dirty = with_nan_keys_after(a, cut);
+  const VarlenOutputs clean = run(a), dirty_run = run(dirty);
+  for (const VarlenOutputs* o : {&clean, &dirty_run})
+    if (o->status != ZYFA_STATUS_SUCCESS) return "the call failed: " + o->error;
+  return compare_varlen_unseen(a, cut, clean.out.data(), clean.lse.data(), dirty_run.out.data(), dirty_run.lse.data());
 }
 
 std::vector<VarlenConfig> varlen_matrix() {

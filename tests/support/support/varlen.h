@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,20 @@ CheckResult check_varlen(const VarlenData& data, const ReferenceResult& ref, con
 VarlenData with_nan_keys_after(const VarlenData& clean, const std::vector<int32_t>& cut);
 std::string compare_varlen_unseen(const VarlenData& a, const std::vector<int32_t>& cut, const uint16_t* clean_out,
                                   const float* clean_lse, const uint16_t* dirty_out, const float* dirty_lse);
+
+// The unseen-NaN check of every backend: NaN keys and values from a cut of each sequence
+// drawn from the configuration's seed on; `run` runs a configuration on the backend and gives
+// its out and LSE (status and message on failure). Returns "" when rows that see only keys
+// before their cut come out bitwise as on the clean inputs and rows that see one are not
+// finite, else the first difference (or the failed call).
+struct VarlenOutputs {
+  zyfa_status_t status = ZYFA_STATUS_INTERNAL_ERROR;
+  std::string error;
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+};
+std::string varlen_unseen_nan_difference(const VarlenConfig& cfg,
+                                         const std::function<VarlenOutputs(VarlenData&)>& run);
 
 // The length sets of the varlen tests: 0, 1 and tails, more keys than queries (chunked
 // prefill), fewer keys than queries (rows that see no key), and equal lengths for the
