@@ -30,6 +30,11 @@ inline std::string cuda_unavailable_reason() {
 
 #define ZYFA_CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
 
+// A copy from pageable host memory may return before its DMA has landed (CUDA runtime,
+// "API synchronization behavior"), and calls on a non-blocking stream are not ordered after
+// it: every host-to-device copy of the tests is followed by this before a launch may read it.
+inline bool copies_landed() { return cudaDeviceSynchronize() == cudaSuccess; }
+
 // Poisons a device output of `out_elems` BF16 values and an LSE of `lse_elems` floats (guards
 // included), and copies them back; false when a copy fails.
 inline bool poison_device_outputs(void* out, size_t out_elems, float* lse, size_t lse_elems) {
@@ -38,7 +43,8 @@ inline bool poison_device_outputs(void* out, size_t out_elems, float* lse, size_
   std::vector<float> l(lse_elems);
   poison_f32(l.data(), l.size());
   return cudaMemcpy(out, o.data(), o.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess &&
-         cudaMemcpy(lse, l.data(), l.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess;
+         cudaMemcpy(lse, l.data(), l.size() * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess &&
+         copies_landed();
 }
 inline bool download_outputs(const void* out, size_t out_elems, const float* lse, size_t lse_elems,
                              std::vector<uint16_t>* out_host, std::vector<float>* lse_host) {
@@ -78,6 +84,7 @@ class DeviceCase {
       ok_ &= cudaMemcpy(descales_, a.dev_descales.data(), a.descale_count() * sizeof(float),
                         cudaMemcpyHostToDevice) == cudaSuccess;
     }
+    ok_ &= copies_landed();
   }
   void poison() { ok_ &= poison_device_outputs(out_, a_.out_count() + kGuard, lse_, a_.lse_count() + 1); }
   zyfa_fwd_desc_t desc(cudaStream_t stream = nullptr) const {

@@ -150,10 +150,11 @@ class DeviceVarlen {
     ok_ &= copy_in(q_, a.q.data(), a.q.size()) && copy_in(k_, a.k.data(), a.k.size()) &&
            copy_in(v_, a.v.data(), a.v.size()) && copy_in(cu_q_, a.cu_q.data(), a.cu_q.size() * 4) &&
            copy_in(cu_k_, a.cu_k.data(), a.cu_k.size() * 4) &&
-           (descales_ == nullptr || copy_in(descales_, a.descales.data(), a.descales.size() * 4));
+           (descales_ == nullptr || copy_in(descales_, a.descales.data(), a.descales.size() * 4)) && copies_landed();
   }
   void set_prefix_sums(const std::vector<int32_t>& cu_q, const std::vector<int32_t>& cu_k) {
-    ok_ &= copy_in(cu_q_, cu_q.data(), cu_q.size() * 4) && copy_in(cu_k_, cu_k.data(), cu_k.size() * 4);
+    ok_ &= copy_in(cu_q_, cu_q.data(), cu_q.size() * 4) && copy_in(cu_k_, cu_k.data(), cu_k.size() * 4) &&
+           copies_landed();
   }
   void poison() { ok_ &= poison_device_outputs(out_, a_.out_count() + kGuard, lse_, a_.lse_count() + 1); }
   zyfa_fwd_desc_t desc(cudaStream_t stream = nullptr) const {
