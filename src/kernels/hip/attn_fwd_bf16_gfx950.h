@@ -225,7 +225,6 @@ template <int kDqk>
 struct Wave {
   int lane, half, ql, qrow;
   f32x2 sc;         // |softmax scale| * log2(e), twice (the operand of v_pk_mul_f32)
-  u32x4 q[Dims<kDqk>::kSteps];  // Q^T as the B operand: d = 16c + 8h .. + 7 of query ql
   // LDS byte offsets of this lane's reads for step / column block 0; the others differ in the
   // swizzled chunk bits only (an XOR, see scores and pv). kaddr_hi: the K rows' 128-byte part.
   uint32_t kaddr;
@@ -255,9 +254,14 @@ __device__ __forceinline__ void sched_reads_ahead() {
   __builtin_amdgcn_sched_group_barrier(0x008, kAhead, 0);
 }
 
+// Q^T as the B operand, d = 16c + 8h .. + 7 of query ql in register c (held by the caller
+// across tiles: the next tile's rows are loaded during the last iteration of this one).
+template <int kDqk>
+using QRegs = u32x4[Dims<kDqk>::kSteps];
+
 // S^T = K Q^T for one 64-key block in LDS.
 template <int kDqk>
-__device__ __forceinline__ void scores(Wave<kDqk>& w, lptr<uint8_t> kbuf) {
+__device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> kbuf) {
   using D = Dims<kDqk>;
   w.s[0] = w.s[1] = f32x16{};
   // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
@@ -272,7 +276,7 @@ __device__ __forceinline__ void scores(Wave<kDqk>& w, lptr<uint8_t> kbuf) {
           : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
       const u32x4 k = *reinterpret_cast<lptr<u32x4>>(kbuf + at);
       w.s[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k),
-                                                        __builtin_bit_cast(bf16x8, w.q[c]), w.s[sb], 0, 0, 0);
+                                                        __builtin_bit_cast(bf16x8, q[c]), w.s[sb], 0, 0, 0);
     }
   }
   sched_reads_ahead<2 * D::kSteps, 1>();
@@ -378,9 +382,43 @@ __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
     }
 }
 
+// The loads that start a tile: its rows of Q^T (as stored: the sign of a negative scale is
+// applied once they have arrived) and its K blocks 0-2 into K buffers 0-2. Issued by the
+// tile's prologue, or during the previous tile's last iteration, when no wave reads K any
+// more (its last scores were before that iteration's barrier), so that their latency passes
+// under that iteration and the epilogue instead of holding up the prologue.
 template <int kDqk>
-__device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, uint32_t n_tiles, int wave, int lane,
-                                          int tid) {
+__device__ __forceinline__ void start_tile_loads(QRegs<kDqk>& q, lptr<uint8_t> kbuf, uint32_t tile_word,
+                                                 uint32_t n_tiles, int wave, int lane) {
+  KernargPtr ap = kernargs();
+  asm volatile("" : "+s"(ap));
+  const auto& a = *ap;
+  const int seqlen = a.seqlen;
+  const TileCoords tc = tile_coords(a, tile_word, n_tiles);
+  const int tile_q0 = tc.tile * kTileRows;
+  const int n = (min(seqlen, tile_q0 + kTileRows) + kKeyBlock - 1) / kKeyBlock;
+  const int qload = min(tile_q0 + wave * kWaveRows + (lane & 31), seqlen - 1);
+  const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
+      (tc.b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + tc.h * a.q_stride[2]) * 2;
+#pragma unroll
+  for (int c = 0; c < Dims<kDqk>::kSteps; ++c) q[c] = *global_cast<const u32x4>(qbase + 2 * (16 * c + 8 * (lane >> 5)));
+  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (tc.b * a.k_stride[0] + tc.hk * a.k_stride[2]) * 2;
+  const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * 2);
+#pragma unroll
+  for (int i = 0; i < 3; ++i) {
+    // Opaque, as buf_offset in attn_tile: hoisted M0 values would hold scalar registers.
+    int off = i * Dims<kDqk>::kKBlockBytes;
+    asm volatile("" : "+s"(off));
+    if (i < n) dma_k_block<kDqk>(kbuf + off, kbase, k_row, i * kKeyBlock, seqlen, wave, lane);
+  }
+}
+
+// One query tile. next_word: the tile that follows (kNoTileWord: none), whose first loads
+// the last iteration starts; prefetched: this tile's were started so (into q, which passes
+// from tile to tile).
+template <int kDqk>
+__device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32_t tile_word, uint32_t next_word,
+                                          bool prefetched, uint32_t n_tiles, int wave, int lane, int tid) {
   using D = Dims<kDqk>;
   // Read the arguments afresh for every tile (hoisted, they would hold scalar registers).
   KernargPtr ap = kernargs();
@@ -408,7 +446,6 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
   w.qrow = q0 + w.ql;
   w.q0 = q0;
   const bool qvalid = w.qrow < seqlen;
-  const int qload = qvalid ? w.qrow : seqlen - 1;
   const float scale = a.scale_log2;
   w.sc = f32x2{fabsf(scale), fabsf(scale)};
   // Kept in one VGPR pair, opaque: the scalar registers are the scarcer ones here, and a scale
@@ -416,18 +453,11 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
   asm volatile("" : "+v"(w.sc));
   const uint32_t q_sign = scale < 0.0f ? 0x80008000u : 0u;
 
-  const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
-      (b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + h * a.q_stride[2]) * 2;
   const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (b * a.k_stride[0] + hk * a.k_stride[2]) * 2;
   const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) + (b * a.v_stride[0] + hk * a.v_stride[2]) * 2;
   const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * 2);
   const uint32_t v_row = static_cast<uint32_t>(a.v_stride[1] * 2);
 
-#pragma unroll
-  for (int c = 0; c < D::kSteps; ++c) {
-    w.q[c] = *global_cast<const u32x4>(qbase + 2 * (16 * c + 8 * w.half));
-    w.q[c] ^= q_sign;
-  }
   w.kaddr = w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
   w.kaddr_hi = w.ql * kHiRowBytes + ((w.half ^ swz_hi(w.ql)) << 4);
   {
@@ -466,23 +496,22 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
   const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i, kBlockBytes); };
   const auto v_staged = [&](int i) { return i * kKeyBlock >= tile_q0; };
 
-  // Prologue: the previous tile's LDS accesses are over; reset the NaN slot; K_0, K_1, K_2 and
-  // V_0 complete, V_1 in flight or staged (its latency is paid once a tile).
+  // Prologue: the previous tile's LDS accesses are over; reset the NaN slot; Q^T, K_0, K_1,
+  // K_2 (loaded here or started by the previous tile) and V_0 complete, V_1 in flight or
+  // staged (its latency is paid once a tile).
   barrier();
   if (tid == 0) *bad_slot = 0x7FFFFFFFu;
+  if (!prefetched) start_tile_loads<kDqk>(q, kbuf, tile_word, n_tiles, wave, lane);
   Stage vs;
-  dma_k_block<kDqk>(kbuf_of(0), kbase, k_row, 0, seqlen, wave, lane);
   if (v_staged(0))
     load_block(vs, vbase, v_row, 0, seqlen, tid);
   else
     dma_block(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
-  if (n > 1) dma_k_block<kDqk>(kbuf_of(1), kbase, k_row, kKeyBlock, seqlen, wave, lane);
-  if (n > 2) dma_k_block<kDqk>(kbuf_of(2), kbase, k_row, 2 * kKeyBlock, seqlen, wave, lane);
   wait_vmcnt<D::kKLoads>(0);
-  // Q^T has arrived: said to the compiler here, where nothing else is in flight, so that it
-  // does not wait for Q^T before the first scores with vmcnt(0), after V_1's loads.
+  // Q^T has arrived; the sign flip here is also where the compiler waits for it (nothing else
+  // is in flight), not before the first scores, after V_1's loads.
 #pragma unroll
-  for (int c = 0; c < D::kSteps; ++c) asm volatile("" ::"v"(w.q[c]));
+  for (int c = 0; c < D::kSteps; ++c) q[c] ^= q_sign;
   barrier();
   if (v_staged(0)) {
     sanitize_v(vs, 0, seqlen, tid, bad_slot);
@@ -499,12 +528,13 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
   // while the other computes its softmax, with one barrier per iteration.
   const bool lead = wave < kWaves / 2;
   if (n_w > 0) {
-    scores(w, kbuf_of(0));
+    scores(w, q, kbuf_of(0));
     if (lead) softmax_block(w, 0);
   }
   barrier();  // #0
 
-  for (int j = 0; j < n; ++j) {
+  // Iterations 0 .. n - 2 here; the last one after the loop.
+  for (int j = 0; j + 1 < n; ++j) {
     if (!lead && j < n_w) softmax_block(w, j);
     // Matrix phase: P·V of block j, scores of block j + 1; then the loads of K_{j+3} and
     // V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1}, which every wave
@@ -512,7 +542,7 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
     // them back).
     __builtin_amdgcn_s_setprio(1);
     if (j < n_w) pv(w, vbuf_of(j));
-    if (j + 1 < n_w) scores(w, kbuf_of(j + 1));
+    if (j + 1 < n_w) scores(w, q, kbuf_of(j + 1));
     __builtin_amdgcn_s_setprio(0);
     // The staged V block first, then the new loads: the compiler waits for the staging
     // registers with vmcnt(0) (it does not count the LDS-DMA loads), which after the new
@@ -525,10 +555,24 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
     if (stage_v) load_block(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
     if (j + 3 < n) dma_k_block<kDqk>(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
     if (load_v && !stage_v) dma_block(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
-    // The previous iteration's loads complete before barrier #j+1, those of this one stay
-    // in flight: nobody touches their buffers before barrier #j+2.
-    wait_vmcnt<D::kKLoads>(D::kKLoads * (j + 3 < n) + 2 * load_v);
     if (lead && j + 1 < n_w) softmax_block(w, j + 1);
+    // The previous iteration's loads complete before barrier #j+1, those of this one stay
+    // in flight: nobody touches their buffers before barrier #j+2. Waited for after the
+    // leading waves' softmax, which gives the loads that much longer to land.
+    wait_vmcnt<D::kKLoads>(D::kKLoads * (j + 3 < n) + 2 * load_v);
+    barrier();
+  }
+  // The last iteration, j = n - 1: no scores, no staged block, no loads of its own (nor
+  // pending: iteration n - 2 loads nothing), but the next tile's first loads. Outside the
+  // loop, so that the compiler does not see the next tile's Q^T loads pending at the loop's
+  // scores (it waited for them there, with vmcnt, in every iteration).
+  {
+    const int j = n - 1;
+    if (!lead && j < n_w) softmax_block(w, j);
+    __builtin_amdgcn_s_setprio(1);
+    if (j < n_w) pv(w, vbuf_of(j));
+    __builtin_amdgcn_s_setprio(0);
+    if (next_word != kNoTileWord) start_tile_loads<kDqk>(q, kbuf, next_word, n_tiles, wave, lane);
     barrier();
   }
 
@@ -564,7 +608,12 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, uint32_t tile_word, ui
 template <int kDqk>
 __device__ __forceinline__ void attn_fwd_bf16_gfx950(Lds<kDqk>& lds) {
   const auto& a = *kernargs();
-  const gptr<const uint32_t> jt = global<const uint32_t>(a.job_table);
+  // The job table through the constant address space, so that its words come by scalar
+  // loads (lgkmcnt): by a vector load, the compiler's vmcnt(0) for a tile's word waited for
+  // every vector memory operation in flight, the next tile's first loads (started in the
+  // last iteration) and the output stores included. The table is not written while a
+  // kernel runs.
+  const auto jt = reinterpret_cast<__attribute__((address_space(4))) const uint32_t*>(a.job_table);
   const uint32_t grid = jt[0];
   const uint32_t n_tiles = jt[1];
   const uint32_t wg = blockIdx.x;
@@ -573,9 +622,22 @@ __device__ __forceinline__ void attn_fwd_bf16_gfx950(Lds<kDqk>& lds) {
   const int wave = __builtin_amdgcn_readfirstlane(tid >> 6);
   const uint32_t begin = jt[2 + wg];
   const uint32_t end = jt[3 + wg];
-  for (uint32_t word = 2 * begin; word < 2 * end; ++word) {
+  QRegs<kDqk> q;
+  bool prefetched = false;
+  uint32_t word = 2 * begin;
+  while (word < 2 * end) {
     const uint32_t t = jt[3 + grid + word];
-    if (t != kNoTileWord) attn_tile<kDqk>(lds, t, n_tiles, wave, lane, tid);
+    // The next tile of this workgroup, if any: its first loads start in this tile's last
+    // iteration.
+    uint32_t next = kNoTileWord;
+    for (++word; word < 2 * end; ++word) {
+      next = jt[3 + grid + word];
+      if (next != kNoTileWord) break;
+    }
+    if (t != kNoTileWord) {
+      attn_tile<kDqk>(lds, q, t, next, prefetched, n_tiles, wave, lane, tid);
+      prefetched = next != kNoTileWord;
+    }
   }
 }
 
