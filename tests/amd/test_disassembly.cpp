@@ -77,6 +77,7 @@ const Expectation kExpectations[] = {
     {"attn_fwd_bf16_d128_gfx950", "attn_fwd_bf16_d128_gfx950", "ds_read_b64_tr_b16"},
     {"attn_fwd_bf16", "attn_fwd_bf16_d192", "v_mfma_f32_32x32x16_bf16"},
     {"attn_fwd_bf16_d192_gfx950", "attn_fwd_bf16_d192_gfx950", "ds_read_b64_tr_b16"},
+    {"attn_fwd_fp8_d192_gfx950", "attn_fwd_fp8_d192_gfx950", "ds_read_b64_tr_b8"},
     {"attn_fwd_fp8", "attn_fwd_fp8_d128_hip", "v_mfma_scale_f32_32x32x64_f8f6f4"},
     {"attn_fwd_fp8_d128_asm", "attn_fwd_fp8_d128", "v_mfma_scale_f32_32x32x64_f8f6f4"},
     {"attn_fwd_fp8", "attn_fwd_fp8_d192", "v_mfma_scale_f32_32x32x64_f8f6f4"},

@@ -36,7 +36,30 @@ TEST(AttnPlan, KernelPerConfiguration) {
   EXPECT_STREQ("attn_fwd_bf16_d128_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128)));
   EXPECT_STREQ("attn_fwd_bf16_d192_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 192)));
   EXPECT_STREQ("attn_fwd_fp8_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 4, 128)));
-  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
+  EXPECT_STREQ("attn_fwd_fp8_d192_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
+}
+
+// The FP8 d 192/128 ping-pong kernel reads K and V rows in 16-byte pieces (LDS DMA) with 32-bit
+// row offsets; any other K or V view keeps the baseline kernel (128-row tiles, 256 threads).
+TEST(AttnPlan, Fp8D192PingPongFallsBackWhereRowsAreNot16BytesOrBeyond32Bits) {
+  FwdProblem p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192);
+  EXPECT_EQ(256, attn_kernel_shape(p).tile_rows);
+  EXPECT_EQ(512, attn_kernel_shape(p).threads);
+  p.v.stride[1] = 2 * 128 + 8;  // 8 bytes of padding per row
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
+  EXPECT_EQ(kernels::kAttnTileRows, attn_kernel_shape(p).tile_rows);
+  EXPECT_EQ(kernels::kAttnThreads, attn_kernel_shape(p).threads);
+  p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192);
+  p.k.stride[1] = 2 * 192 + 4;  // K rows 4-byte aligned only
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
+  p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192);
+  p.k.data = reinterpret_cast<void*>(0x400008);
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
+  p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 2, 4, 2, 192);
+  p.k.stride[1] = (int64_t{1} << 32) - 192 - 16;  // row 1 + 192 bytes < 2^32
+  EXPECT_STREQ("attn_fwd_fp8_d192_gfx950", attn_kernel_name(p));
+  p.k.stride[1] = (int64_t{1} << 32) - 176;  // + 128 bytes within 2^32, + 192 not
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
 }
 
 // The ping-pong BF16 kernels (d_qk 128 and 192) read V rows in 16-byte pieces; other V views

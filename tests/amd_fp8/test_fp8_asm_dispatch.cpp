@@ -1,5 +1,6 @@
-// Which gfx950 kernel serves which FP8/BF16 problem: the generated FP8 d = 128 kernel where its
-// 32-bit row offsets reach, the HIP baseline everywhere else (nothing that ran before is refused).
+// Which gfx950 kernel serves which FP8/BF16 problem: the generated FP8 d = 128 kernel and the
+// FP8 d 192/128 ping-pong kernel where their 32-bit row offsets reach, the HIP baseline
+// everywhere else (nothing that ran before is refused).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -48,8 +49,8 @@ TEST(Fp8AsmDispatch, Fp8D128UsesTheGeneratedKernel) {
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1)), "attn_fwd_fp8_d128");
 }
 
-TEST(Fp8AsmDispatch, OtherShapesKeepTheBaseline) {
-  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000)), "attn_fwd_fp8_d192");
+TEST(Fp8AsmDispatch, OtherShapesTakeThePingPongKernels) {
+  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000)), "attn_fwd_fp8_d192_gfx950");
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 128, 1000)), "attn_fwd_bf16_d128_gfx950");
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 192, 1000)), "attn_fwd_bf16_d192_gfx950");
 }

@@ -6,6 +6,7 @@
 
 #include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "attn_fwd_bf16_d192_gfx950_args.h"
+#include "attn_fwd_fp8_d192_gfx950_args.h"
 #include "asm/kernel_args_asserts.h"
 #include "host/error.h"
 #include "host/plan/kernel_args.h"
@@ -81,17 +82,25 @@ bool fits_32bit_offsets(const FwdProblem& p) {
   return true;
 }
 
-// The BF16 ping-pong kernels (d_qk 128 and 192) also read V rows in 16-byte pieces (into
-// LDS), and address K and V rows with a 32-bit byte offset from the (batch, head) base, up to
-// the row's last element; other views run on the baseline kernels.
-bool fits_bf16_gfx950(const FwdProblem& p) {
-  if (address(p.v.data) % 16 != 0) return false;
+// Whether a view's rows can be read in 16-byte pieces: its data and strides (bytes) aligned.
+bool rows_16_aligned(const View& v, int elem_bytes) {
+  if (address(v.data) % 16 != 0) return false;
   for (int i = 0; i < 3; ++i)
-    if ((p.v.stride[i] * 2) % 16 != 0) return false;
+    if ((v.stride[i] * elem_bytes) % 16 != 0) return false;
+  return true;
+}
+
+// The ping-pong kernels (BF16 d_qk 128 and 192, FP8 d_qk 192) also read V rows in 16-byte
+// pieces (into LDS), and address K and V rows with a 32-bit byte offset from the (batch, head)
+// base, up to the row's last element; other views run on the baseline kernels. The FP8 one
+// reads K rows by LDS DMA in 16- and 4-byte pieces as well (the baseline gathers V by bytes).
+bool fits_pingpong_gfx950(const FwdProblem& p, int elem_bytes) {
+  if (!rows_16_aligned(p.v, elem_bytes)) return false;
+  if (elem_bytes == 1 && !rows_16_aligned(p.k, elem_bytes)) return false;
   constexpr int64_t kLimit = int64_t{1} << 32;
   const struct { const View& v; int64_t row; } kv[2] = {{p.k, p.d_qk}, {p.v, p.d_v}};
   for (const auto& x : kv)
-    if (x.v.stride[1] < 0 || 2 * ((p.seqlen - 1) * x.v.stride[1] + x.row) >= kLimit) return false;
+    if (x.v.stride[1] < 0 || elem_bytes * ((p.seqlen - 1) * x.v.stride[1] + x.row) >= kLimit) return false;
   return true;
 }
 
@@ -99,9 +108,9 @@ bool fits_bf16_gfx950(const FwdProblem& p) {
 
 const char* attn_kernel_name(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
-  if (p.d_qk == 192 && fp8) return "attn_fwd_fp8_d192";
-  if (p.d_qk == 192) return fits_bf16_gfx950(p) ? "attn_fwd_bf16_d192_gfx950" : "attn_fwd_bf16_d192";
-  if (!fp8) return fits_bf16_gfx950(p) ? "attn_fwd_bf16_d128_gfx950" : "attn_fwd_bf16_d128";
+  if (p.d_qk == 192 && fp8) return fits_pingpong_gfx950(p, 1) ? "attn_fwd_fp8_d192_gfx950" : "attn_fwd_fp8_d192";
+  if (p.d_qk == 192) return fits_pingpong_gfx950(p, 2) ? "attn_fwd_bf16_d192_gfx950" : "attn_fwd_bf16_d192";
+  if (!fp8) return fits_pingpong_gfx950(p, 2) ? "attn_fwd_bf16_d128_gfx950" : "attn_fwd_bf16_d128";
   // The generated kernel where its offsets reach, the HIP one (same arguments) beyond.
   return fits_32bit_offsets(p) ? "attn_fwd_fp8_d128" : "attn_fwd_fp8_d128_hip";
 }
@@ -112,6 +121,8 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
   const std::string_view name = attn_kernel_name(p);
   if (name == "attn_fwd_bf16_d128_gfx950") return {pp::kTileRows, pp::kThreads};
   if (name == "attn_fwd_bf16_d192_gfx950") return {pp192::kTileRows, pp192::kThreads};
+  if (name == "attn_fwd_fp8_d192_gfx950")
+    return {kernels::fp8_d192_gfx950::kTileRows, kernels::fp8_d192_gfx950::kThreads};
   // The generated FP8 d = 128 kernel fits two workgroups per CU (256 registers per lane, two
   // waves per SIMD): one wave's MFMAs run under the other's softmax.
   if (name == "attn_fwd_fp8_d128") return {kernels::kAttnTileRows, kernels::kAttnThreads, 2};

@@ -9,5 +9,5 @@ using zyfa::kernels::AttnFwdArgs;
 extern "C" __global__ __launch_bounds__(zyfa::kernels::bf16_d128_gfx950::kThreads) void attn_fwd_bf16_d128_gfx950(
     AttnFwdArgs) {
   __shared__ zyfa::kernels::Lds<128> lds;
-  zyfa::kernels::attn_fwd_bf16_gfx950<128>(lds);
+  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Bf16Kernel<128>>(lds);
 }

@@ -11,5 +11,5 @@ using zyfa::kernels::AttnFwdArgs;
 extern "C" __global__ __launch_bounds__(zyfa::kernels::bf16_d192_gfx950::kThreads) void attn_fwd_bf16_d192_gfx950(
     AttnFwdArgs) {
   __shared__ zyfa::kernels::Lds<zyfa::kernels::bf16_d192_gfx950::kDqk> lds;
-  zyfa::kernels::attn_fwd_bf16_gfx950<zyfa::kernels::bf16_d192_gfx950::kDqk>(lds);
+  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Bf16Kernel<zyfa::kernels::bf16_d192_gfx950::kDqk>>(lds);
 }

@@ -144,17 +144,18 @@ __device__ __forceinline__ void dma_block(lptr<uint8_t> buf, gptr<const uint8_t>
   }
 }
 
-// The 128-byte part of 64 rows of K (d 128-191, 8 KiB) into LDS, one instruction a wave: wave
-// w writes rows 8w + lane / 8 at position lane % 8 and loads the chunk that swz_hi puts there.
-// Its byte offset from the row's start, 256, goes into the lane offset (no second base).
-__device__ __forceinline__ void dma_block_hi(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
-                                             int seqlen, int wave, int lane) {
+// 128 bytes of each of 64 rows (8 KiB; BF16: the part d 128-191 of K) into LDS, one
+// instruction a wave: wave w writes rows 8w + lane / 8 at position lane % 8 and loads the chunk
+// that swz_hi puts there. The bytes' offset from the row's start, col, goes into the lane
+// offset (no second base).
+__device__ __forceinline__ void dma_block_hi(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes,
+                                             uint32_t col, int kb, int seqlen, int wave, int lane) {
   const int row = 8 * wave + (lane >> 3);
   const uint32_t chunk = static_cast<uint32_t>((lane & 7) ^ swz_hi(row));
   uint32_t m0 = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buf)) + 8 * wave * kHiRowBytes;
   asm volatile("" : "+s"(m0));
   const uint32_t key = static_cast<uint32_t>(min(kb + row, seqlen - 1));
-  const uint32_t voff = key * row_bytes + static_cast<uint32_t>(kRowBytes) + 16u * chunk;
+  const uint32_t voff = key * row_bytes + col + 16u * chunk;
   asm volatile("s_nop 0\n\tglobal_load_lds_dwordx4 %0, %1" ::"v"(voff), "s"(base), "{m0}"(m0) : "memory");
 }
 
@@ -163,7 +164,8 @@ template <int kDqk>
 __device__ __forceinline__ void dma_k_block(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
                                             int seqlen, int wave, int lane) {
   dma_block(buf, base, row_bytes, kb, seqlen, wave, lane);
-  if constexpr (Dims<kDqk>::kHasHi) dma_block_hi(buf + kBlockBytes, base, row_bytes, kb, seqlen, wave, lane);
+  if constexpr (Dims<kDqk>::kHasHi)
+    dma_block_hi(buf + kBlockBytes, base, row_bytes, kRowBytes, kb, seqlen, wave, lane);
 }
 
 // 64 rows of K or V (16 KiB) to registers: thread t takes 16-byte chunk t % 16 of rows t / 16
@@ -307,9 +309,11 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
   sched_reads_ahead<16, 2>();
 }
 
-// Softmax of the scores of block kb (keys kb .. kb + 63) into P, with the lazy rescale.
-template <int kDqk>
-__device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
+// The first half of the softmax of the scores of block jb (keys 64 jb .. 64 jb + 63), the
+// same for every element type: masked, scaled, the row's maximum of the block (returned) and
+// the lazy rescale of m, the row sum and the output.
+template <class W>
+__device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const int kb = jb * kKeyBlock;
   // Only a block that reaches past the wave's first row holds keys some of its rows must not
   // see (keys past the sequence lie past every valid row, so in such a block too). The test
@@ -351,8 +355,15 @@ __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
     w.m = m_new;
     w.l *= alpha;
 #pragma unroll
-    for (int jd = 0; jd < 4; ++jd) w.o[jd] *= alpha;
+    for (auto& o : w.o) o *= alpha;  // FP8: its row-sum accumulator too
   }
+  return mx;
+}
+
+// Softmax of the scores of block jb into P (BF16), with the lazy rescale.
+template <int kDqk>
+__device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
+  block_max_rescale(w, jb);
   // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does). The pair
   // is opaque to the compiler, which otherwise splits the packed add into two v_sub.
   f32x2 neg_m = {-w.m, -w.m};
@@ -382,13 +393,84 @@ __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
     }
 }
 
+// The BF16 parts of the ping-pong kernel (attn_tile's K), d_qk 128 or 192.
+template <int kDqk>
+struct Bf16Kernel {
+  using D = Dims<kDqk>;
+  using Lds = zyfa::kernels::Lds<kDqk>;
+  using Wave = zyfa::kernels::Wave<kDqk>;
+  using QRegs = zyfa::kernels::QRegs<kDqk>;
+  using Stage = zyfa::kernels::Stage;
+  static constexpr int kElemBytes = 2;
+  static constexpr int kKBlockBytes = D::kKBlockBytes;
+  static constexpr int kVBlockBytes = kBlockBytes;
+
+  // Q^T of the lane's query row (half: lane / 32), as stored.
+  __device__ static __forceinline__ void load_q(QRegs& q, gptr<const uint8_t> qbase, int half) {
+#pragma unroll
+    for (int c = 0; c < D::kSteps; ++c) q[c] = *global_cast<const u32x4>(qbase + 2 * (16 * c + 8 * half));
+  }
+  // The score scale and LDS read offsets; returns the sign flip of Q^T.
+  template <class Args>
+  __device__ static __forceinline__ uint32_t setup(Wave& w, const Args& a, const TileCoords&) {
+    const float scale = a.scale_log2;
+    w.sc = f32x2{fabsf(scale), fabsf(scale)};
+    // Kept in one VGPR pair, opaque: the scalar registers are the scarcer ones here, and a
+    // scale the compiler can see it splats into 16 VGPRs (a pair per v_pk_mul_f32 of a score
+    // tile).
+    asm volatile("" : "+v"(w.sc));
+    w.kaddr = w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
+    w.kaddr_hi = w.ql * kHiRowBytes + ((w.half ^ swz_hi(w.ql)) << 4);
+    // Transposing read, lane m of its 16-lane group: 4 columns (8 bytes) of key row m / 4 of
+    // the quad, columns 16 gq + 4 (m % 4) of the 32-column block.
+    const int m16 = w.lane & 15, gq = (w.lane >> 4) & 1;
+    const int r = 4 * w.half + (m16 >> 2);  // row within the pair of quads, 0..7
+    const int chunk = 2 * gq + ((m16 >> 1) & 1);
+    w.vaddr = r * kRowBytes + ((chunk ^ swz(r)) << 4) + 8 * (m16 & 1);
+    w.p[0][0] = w.p[0][1] = w.p[1][0] = w.p[1][1] = u32x4{};
+    return scale < 0.0f ? 0x80008000u : 0u;
+  }
+  __device__ static __forceinline__ void dma_k(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes,
+                                               int kb, int seqlen, int wave, int lane) {
+    dma_k_block<kDqk>(buf, base, row_bytes, kb, seqlen, wave, lane);
+  }
+  __device__ static __forceinline__ void dma_v(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes,
+                                               int kb, int seqlen, int wave, int lane) {
+    dma_block(buf, base, row_bytes, kb, seqlen, wave, lane);
+  }
+  __device__ static __forceinline__ void load_v(Stage& st, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
+                                                int seqlen, int tid) {
+    load_block(st, base, row_bytes, kb, seqlen, tid);
+  }
+  __device__ static __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int tid, lptr<uint32_t> bad) {
+    zyfa::kernels::sanitize_v(st, kb, seqlen, tid, bad);
+  }
+  __device__ static __forceinline__ void store_v(lptr<uint8_t> buf, const Stage& st, int tid) {
+    store_block(buf, st, tid);
+  }
+  // Until only this iteration's loads are in flight: a K block's and a V block's (2).
+  __device__ static __forceinline__ void wait_loads(bool k, bool v) {
+    wait_vmcnt<D::kKLoads>(D::kKLoads * k + 2 * v);
+  }
+  __device__ static __forceinline__ void scores(Wave& w, const QRegs& q, lptr<uint8_t> kbuf) {
+    zyfa::kernels::scores(w, q, kbuf);
+  }
+  __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) { zyfa::kernels::pv(w, vbuf); }
+  __device__ static __forceinline__ void softmax(Wave& w, int jb) { softmax_block(w, jb); }
+  __device__ static __forceinline__ float out_scale(const Wave&) { return 1.0f; }
+  __device__ static __forceinline__ float row_sum(const Wave& w) {
+    const f32x2 ls = both_halves(w.l[0] + w.l[1]);
+    return ls[0] + ls[1];
+  }
+};
+
 // The loads that start a tile: its rows of Q^T (as stored: the sign of a negative scale is
 // applied once they have arrived) and its K blocks 0-2 into K buffers 0-2. Issued by the
 // tile's prologue, or during the previous tile's last iteration, when no wave reads K any
 // more (its last scores were before that iteration's barrier), so that their latency passes
 // under that iteration and the epilogue instead of holding up the prologue.
-template <int kDqk>
-__device__ __forceinline__ void start_tile_loads(QRegs<kDqk>& q, lptr<uint8_t> kbuf, uint32_t tile_word,
+template <class K>
+__device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint8_t> kbuf, uint32_t tile_word,
                                                  uint32_t n_tiles, int wave, int lane) {
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
@@ -399,27 +481,28 @@ __device__ __forceinline__ void start_tile_loads(QRegs<kDqk>& q, lptr<uint8_t> k
   const int n = (min(seqlen, tile_q0 + kTileRows) + kKeyBlock - 1) / kKeyBlock;
   const int qload = min(tile_q0 + wave * kWaveRows + (lane & 31), seqlen - 1);
   const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
-      (tc.b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + tc.h * a.q_stride[2]) * 2;
-#pragma unroll
-  for (int c = 0; c < Dims<kDqk>::kSteps; ++c) q[c] = *global_cast<const u32x4>(qbase + 2 * (16 * c + 8 * (lane >> 5)));
-  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (tc.b * a.k_stride[0] + tc.hk * a.k_stride[2]) * 2;
-  const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * 2);
+      (tc.b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + tc.h * a.q_stride[2]) * K::kElemBytes;
+  K::load_q(q, qbase, lane >> 5);
+  const gptr<const uint8_t> kbase =
+      global<const uint8_t>(a.k) + (tc.b * a.k_stride[0] + tc.hk * a.k_stride[2]) * K::kElemBytes;
+  const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * K::kElemBytes);
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
     // Opaque, as buf_offset in attn_tile: hoisted M0 values would hold scalar registers.
-    int off = i * Dims<kDqk>::kKBlockBytes;
+    int off = i * K::kKBlockBytes;
     asm volatile("" : "+s"(off));
-    if (i < n) dma_k_block<kDqk>(kbuf + off, kbase, k_row, i * kKeyBlock, seqlen, wave, lane);
+    if (i < n) K::dma_k(kbuf + off, kbase, k_row, i * kKeyBlock, seqlen, wave, lane);
   }
 }
 
 // One query tile. next_word: the tile that follows (kNoTileWord: none), whose first loads
 // the last iteration starts; prefetched: this tile's were started so (into q, which passes
-// from tile to tile).
-template <int kDqk>
-__device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32_t tile_word, uint32_t next_word,
-                                          bool prefetched, uint32_t n_tiles, int wave, int lane, int tid) {
-  using D = Dims<kDqk>;
+// from tile to tile). K names the element type's parts (Bf16Kernel below, Fp8Kernel in
+// attn_fwd_fp8_gfx950.h): its wave state, Q^T, LDS, staging, loads, MFMA phases and P.
+template <class K>
+__device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QRegs& q, uint32_t tile_word,
+                                          uint32_t next_word, bool prefetched, uint32_t n_tiles, int wave, int lane,
+                                          int tid) {
   // Read the arguments afresh for every tile (hoisted, they would hold scalar registers).
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
@@ -439,41 +522,27 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32
   const int n = (key_end + kKeyBlock - 1) / kKeyBlock;
   const int n_w = q0 < seqlen ? min(q0 + kWaveRows - 1, seqlen - 1) / kKeyBlock + 1 : 0;
 
-  Wave<kDqk> w;
+  typename K::Wave w;
   w.lane = lane;
   w.half = lane >> 5;
   w.ql = lane & 31;
   w.qrow = q0 + w.ql;
   w.q0 = q0;
   const bool qvalid = w.qrow < seqlen;
-  const float scale = a.scale_log2;
-  w.sc = f32x2{fabsf(scale), fabsf(scale)};
-  // Kept in one VGPR pair, opaque: the scalar registers are the scarcer ones here, and a scale
-  // the compiler can see it splats into 16 VGPRs (a pair per v_pk_mul_f32 of a score tile).
-  asm volatile("" : "+v"(w.sc));
-  const uint32_t q_sign = scale < 0.0f ? 0x80008000u : 0u;
+  // The score scale, the LDS read offsets (and the descales) of the element type; the sign
+  // flip of Q^T that a negative score scale asks for.
+  const uint32_t q_sign = K::setup(w, a, tc);
 
-  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (b * a.k_stride[0] + hk * a.k_stride[2]) * 2;
-  const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) + (b * a.v_stride[0] + hk * a.v_stride[2]) * 2;
-  const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * 2);
-  const uint32_t v_row = static_cast<uint32_t>(a.v_stride[1] * 2);
-
-  w.kaddr = w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
-  w.kaddr_hi = w.ql * kHiRowBytes + ((w.half ^ swz_hi(w.ql)) << 4);
-  {
-    // Transposing read, lane m of its 16-lane group: 4 columns (8 bytes) of key row m / 4 of
-    // the quad, columns 16 gq + 4 (m % 4) of the 32-column block.
-    const int m16 = lane & 15, gq = (lane >> 4) & 1;
-    const int r = 4 * w.half + (m16 >> 2);  // row within the pair of quads, 0..7
-    const int chunk = 2 * gq + ((m16 >> 1) & 1);
-    w.vaddr = r * kRowBytes + ((chunk ^ swz(r)) << 4) + 8 * (m16 & 1);
-  }
+  constexpr int kElem = K::kElemBytes;
+  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (b * a.k_stride[0] + hk * a.k_stride[2]) * kElem;
+  const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) + (b * a.v_stride[0] + hk * a.v_stride[2]) * kElem;
+  const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * kElem);
+  const uint32_t v_row = static_cast<uint32_t>(a.v_stride[1] * kElem);
   // Every register of the state defined at the start of the tile: left undefined on the paths
   // that skip the compute, they stayed live across the persistent loop and caused spills.
 #pragma unroll
-  for (int jd = 0; jd < 4; ++jd) w.o[jd] = f32x16{};
+  for (auto& o : w.o) o = f32x16{};
   w.s[0] = w.s[1] = f32x16{};
-  w.p[0][0] = w.p[0][1] = w.p[1][0] = w.p[1][1] = u32x4{};
   w.m = -__builtin_inff();
   w.l = f32x2{};
 
@@ -492,8 +561,8 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32
     asm volatile("" : "+s"(i));
     return (i % 3) * bytes;
   };
-  const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, D::kKBlockBytes); };
-  const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i, kBlockBytes); };
+  const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, K::kKBlockBytes); };
+  const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i, K::kVBlockBytes); };
   const auto v_staged = [&](int i) { return i * kKeyBlock >= tile_q0; };
 
   // Prologue: the previous tile's LDS accesses are over; reset the NaN slot; Q^T, K_0, K_1,
@@ -501,65 +570,65 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32
   // staged (its latency is paid once a tile).
   barrier();
   if (tid == 0) *bad_slot = 0x7FFFFFFFu;
-  if (!prefetched) start_tile_loads<kDqk>(q, kbuf, tile_word, n_tiles, wave, lane);
-  Stage vs;
+  if (!prefetched) start_tile_loads<K>(q, kbuf, tile_word, n_tiles, wave, lane);
+  typename K::Stage vs;
   if (v_staged(0))
-    load_block(vs, vbase, v_row, 0, seqlen, tid);
+    K::load_v(vs, vbase, v_row, 0, seqlen, tid);
   else
-    dma_block(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
-  wait_vmcnt<D::kKLoads>(0);
+    K::dma_v(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
+  K::wait_loads(false, false);
   // Q^T has arrived; the sign flip here is also where the compiler waits for it (nothing else
   // is in flight), not before the first scores, after V_1's loads.
 #pragma unroll
-  for (int c = 0; c < D::kSteps; ++c) q[c] ^= q_sign;
+  for (auto& x : q) x ^= q_sign;
   barrier();
   if (v_staged(0)) {
-    sanitize_v(vs, 0, seqlen, tid, bad_slot);
-    store_block(vbuf_of(0), vs, tid);
+    K::sanitize_v(vs, 0, seqlen, tid, bad_slot);
+    K::store_v(vbuf_of(0), vs, tid);
   }
   if (n > 1) {
     if (v_staged(1))
-      load_block(vs, vbase, v_row, kKeyBlock, seqlen, tid);
+      K::load_v(vs, vbase, v_row, kKeyBlock, seqlen, tid);
     else
-      dma_block(vbuf_of(1), vbase, v_row, kKeyBlock, seqlen, wave, lane);
+      K::dma_v(vbuf_of(1), vbase, v_row, kKeyBlock, seqlen, wave, lane);
   }
   // Waves 0-3 lead: their softmax of block j + 1 follows their matrix phase j; waves 4-7
   // compute it before their matrix phase j + 1, so that on each SIMD one wave's MFMAs run
   // while the other computes its softmax, with one barrier per iteration.
   const bool lead = wave < kWaves / 2;
   if (n_w > 0) {
-    scores(w, q, kbuf_of(0));
-    if (lead) softmax_block(w, 0);
+    K::scores(w, q, kbuf_of(0));
+    if (lead) K::softmax(w, 0);
   }
   barrier();  // #0
 
   // Iterations 0 .. n - 2 here; the last one after the loop.
   for (int j = 0; j + 1 < n; ++j) {
-    if (!lead && j < n_w) softmax_block(w, j);
+    if (!lead && j < n_w) K::softmax(w, j);
     // Matrix phase: P·V of block j, scores of block j + 1; then the loads of K_{j+3} and
     // V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1}, which every wave
     // finished reading before barrier #j (issued ahead of the phase's LDS reads, they held
     // them back).
     __builtin_amdgcn_s_setprio(1);
-    if (j < n_w) pv(w, vbuf_of(j));
-    if (j + 1 < n_w) scores(w, q, kbuf_of(j + 1));
+    if (j < n_w) K::pv(w, vbuf_of(j));
+    if (j + 1 < n_w) K::scores(w, q, kbuf_of(j + 1));
     __builtin_amdgcn_s_setprio(0);
     // The staged V block first, then the new loads: the compiler waits for the staging
     // registers with vmcnt(0) (it does not count the LDS-DMA loads), which after the new
     // loads waited for all of them, a memory latency per staged block.
     if (j + 1 < n && v_staged(j + 1)) {
-      sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
-      store_block(vbuf_of(j + 1), vs, tid);
+      K::sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
+      K::store_v(vbuf_of(j + 1), vs, tid);
     }
     const bool load_v = j + 2 < n, stage_v = load_v && v_staged(j + 2);
-    if (stage_v) load_block(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
-    if (j + 3 < n) dma_k_block<kDqk>(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
-    if (load_v && !stage_v) dma_block(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
-    if (lead && j + 1 < n_w) softmax_block(w, j + 1);
+    if (stage_v) K::load_v(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
+    if (j + 3 < n) K::dma_k(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
+    if (load_v && !stage_v) K::dma_v(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
+    if (lead && j + 1 < n_w) K::softmax(w, j + 1);
     // The previous iteration's loads complete before barrier #j+1, those of this one stay
     // in flight: nobody touches their buffers before barrier #j+2. Waited for after the
     // leading waves' softmax, which gives the loads that much longer to land.
-    wait_vmcnt<D::kKLoads>(D::kKLoads * (j + 3 < n) + 2 * load_v);
+    K::wait_loads(j + 3 < n, load_v);
     barrier();
   }
   // The last iteration, j = n - 1: no scores, no staged block, no loads of its own (nor
@@ -568,19 +637,20 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32
   // scores (it waited for them there, with vmcnt, in every iteration).
   {
     const int j = n - 1;
-    if (!lead && j < n_w) softmax_block(w, j);
+    if (!lead && j < n_w) K::softmax(w, j);
     __builtin_amdgcn_s_setprio(1);
-    if (j < n_w) pv(w, vbuf_of(j));
+    if (j < n_w) K::pv(w, vbuf_of(j));
     __builtin_amdgcn_s_setprio(0);
-    if (next_word != kNoTileWord) start_tile_loads<kDqk>(q, kbuf, next_word, n_tiles, wave, lane);
+    if (next_word != kNoTileWord) start_tile_loads<K>(q, kbuf, next_word, n_tiles, wave, lane);
     barrier();
   }
 
-  const f32x2 ls = both_halves(w.l[0] + w.l[1]);
-  const float l_row = ls[0] + ls[1];  // the same sum in both lanes of the row
+  // The output's factor besides 1 / row sum (FP8: V's descale, after the MFMA guard).
+  const float o_scale = K::out_scale(w);
+  const float l_row = K::row_sum(w);  // the same sum in both lanes of the row
   const bool saw_bad_v = static_cast<uint32_t>(w.qrow) >= *bad_slot;
   if (!qvalid) return;
-  const float inv = saw_bad_v ? __builtin_nanf("") : __builtin_amdgcn_rcpf(l_row);
+  const float inv = saw_bad_v ? __builtin_nanf("") : o_scale * __builtin_amdgcn_rcpf(l_row);
   // The output arguments read afresh here: held through the key loop they took scalar
   // registers that the loop needs (SGPR spills).
   KernargPtr ep = kernargs();
@@ -605,8 +675,8 @@ __device__ __forceinline__ void attn_tile(Lds<kDqk>& lds, QRegs<kDqk>& q, uint32
 }
 
 // The persistent loop of a workgroup over its jobs' tiles (the kernels' whole body).
-template <int kDqk>
-__device__ __forceinline__ void attn_fwd_bf16_gfx950(Lds<kDqk>& lds) {
+template <class K>
+__device__ __forceinline__ void attn_fwd_pingpong(typename K::Lds& lds) {
   const auto& a = *kernargs();
   // The job table through the constant address space, so that its words come by scalar
   // loads (lgkmcnt): by a vector load, the compiler's vmcnt(0) for a tile's word waited for
@@ -622,7 +692,7 @@ __device__ __forceinline__ void attn_fwd_bf16_gfx950(Lds<kDqk>& lds) {
   const int wave = __builtin_amdgcn_readfirstlane(tid >> 6);
   const uint32_t begin = jt[2 + wg];
   const uint32_t end = jt[3 + wg];
-  QRegs<kDqk> q;
+  typename K::QRegs q;
   bool prefetched = false;
   uint32_t word = 2 * begin;
   while (word < 2 * end) {
@@ -635,7 +705,7 @@ __device__ __forceinline__ void attn_fwd_bf16_gfx950(Lds<kDqk>& lds) {
       if (next != kNoTileWord) break;
     }
     if (t != kNoTileWord) {
-      attn_tile<kDqk>(lds, q, t, next, prefetched, n_tiles, wave, lane, tid);
+      attn_tile<K>(lds, q, t, next, prefetched, n_tiles, wave, lane, tid);
       prefetched = next != kNoTileWord;
     }
   }
