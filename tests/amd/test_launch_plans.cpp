@@ -147,9 +147,14 @@ TEST(AttnPlan, RefusesMisalignedRows) {
 }
 
 TEST(AttnPlan, JobTableTilesMatchTheKernel) {
-  const JobTableParams j = attn_job_table_params(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 1000, 4, 1, 192));
+  FwdProblem baseline = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 1000, 4, 1, 192);
+  baseline.v.stride[1] = 128 + 8;  // V rows 8 bytes apart from 16: the baseline kernel
+  const JobTableParams j = attn_job_table_params(baseline);
   EXPECT_EQ(kernels::kAttnTileRows, j.tile_rows);
   EXPECT_EQ(16, j.grid);  // 4 heads x 8 tiles = 32 tiles in 16 pairs
+  const JobTableParams fp8 = attn_job_table_params(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 1000, 4, 1, 192));
+  EXPECT_EQ(256, fp8.tile_rows);
+  EXPECT_EQ(8, fp8.grid);
   const JobTableParams pp = attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 1, 1000, 4, 1, 128));
   EXPECT_EQ(256, pp.tile_rows);
   EXPECT_EQ(8, pp.grid);  // 4 heads x 4 tiles of 256 rows = 16 tiles in 8 pairs

@@ -16,12 +16,13 @@ namespace {
 // The shared matrix at sizes the emulator runs quickly (one to three 128-row tiles, 256-row
 // tiles of the BF16 ping-pong kernels with a tail), then cases of those kernels: several
 // tiles and a tail with std-1 scores (peaked rows, the lazy rescale taken and skipped), for
-// d 128 and d 192/128; MQA.
+// BF16 d 128 and d 192/128 and FP8 d 192/128; MQA.
 std::vector<AttnConfig> configs() {
   std::vector<AttnConfig> v = fwd_matrix({{1, 37, 256, 300}, 4, 2, 37, 300, 640});
   using C = AttnConfig;
   v.push_back(C::of(ZYFA_DTYPE_BF16, 128, 2, 2, 600).with(Inputs::GAUSSIAN, 1.0));
   v.push_back(C::of(ZYFA_DTYPE_BF16, 192, 2, 2, 600).with(Inputs::GAUSSIAN, 1.0));
+  v.push_back(C::of(ZYFA_DTYPE_FP8_E4M3, 192, 2, 2, 600).with(Inputs::GAUSSIAN, 1.0));
   v.push_back(C::of(ZYFA_DTYPE_BF16, 128, 4, 1, 513).with(Inputs::REALISTIC).without_lse());
   return v;
 }

@@ -1,7 +1,7 @@
-// BF16 d 128 and d 192/128 paths that the configuration matrix of test_emu_fwd.cpp does not
-// reach: the baseline kernels, which the host keeps for V views that the ping-pong kernels
-// cannot load (rows that are not 16 bytes apart), and a negative softmax scale on the
-// ping-pong kernels.
+// BF16 d 128, BF16 d 192/128 and FP8 d 192/128 paths that the configuration matrix of
+// test_emu_fwd.cpp does not reach: the baseline kernels, which the host keeps for V views that
+// the ping-pong kernels cannot load (rows that are not 16 bytes apart), and a negative softmax
+// scale on the ping-pong kernels.
 // Every run is checked against the fp64 reference, twice under different interleavings for
 // bitwise determinism, and the kernel the host really launched is read from the emulator's
 // per-launch line ($ZYFA_EMU_STATS), so that a change of routing cannot pass unnoticed.
@@ -22,9 +22,12 @@ constexpr const char* kPingPong = "attn_fwd_bf16_d128_gfx950";
 constexpr const char* kBaseline = "attn_fwd_bf16_d128";
 constexpr const char* kPingPong192 = "attn_fwd_bf16_d192_gfx950";
 constexpr const char* kBaseline192 = "attn_fwd_bf16_d192";
+constexpr const char* kFp8PingPong192 = "attn_fwd_fp8_d192_gfx950";
+constexpr const char* kFp8Baseline192 = "attn_fwd_fp8_d192";
 
 // Re-lays a BSHD V with `pad` elements after each sequence row (its row stride grows by
-// `pad`). The padding holds BF16 NaNs: a kernel that read it would turn outputs into NaN.
+// `pad`). The padding holds NaNs (BF16 0x7FC1, e4m3 0x7F): a kernel that read it would turn
+// outputs into NaN.
 void pad_v_rows(AttnData& a, int64_t pad) {
   const AttnConfig& c = a.cfg;
   ASSERT_EQ(c.layout, Layout::BSHD);
@@ -33,10 +36,11 @@ void pad_v_rows(AttnData& a, int64_t pad) {
   st[2] = c.d_v;
   st[1] = c.heads_k * c.d_v + pad;
   st[0] = c.seqlen * st[1];
-  std::vector<uint8_t> v(static_cast<size_t>(c.batch * st[0]) * 2);
-  for (size_t i = 0; i < v.size(); i += 2) {
-    v[i] = 0xC1;  // 0x7FC1: a quiet NaN
-    v[i + 1] = 0x7F;
+  const size_t e = a.elem_bytes();
+  std::vector<uint8_t> v(static_cast<size_t>(c.batch * st[0]) * e);
+  for (size_t i = 0; i < v.size(); i += e) {
+    v[i] = e == 2 ? 0xC1 : 0x7F;  // BF16 0x7FC1, e4m3 0x7F: NaN
+    if (e == 2) v[i + 1] = 0x7F;
   }
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t s = 0; s < c.seqlen; ++s)
@@ -44,7 +48,7 @@ void pad_v_rows(AttnData& a, int64_t pad) {
         for (int64_t i = 0; i < c.d_v; ++i) {
           const int64_t from = b * a.v_stride[0] + s * a.v_stride[1] + h * a.v_stride[2] + i * a.v_stride[3];
           const int64_t to = b * st[0] + s * st[1] + h * st[2] + i;
-          std::memcpy(&v[to * 2], &a.v[from * 2], 2);
+          std::memcpy(&v[to * e], &a.v[from * e], e);
         }
   a.v = std::move(v);
   std::memcpy(a.v_stride, st, sizeof st);
@@ -100,6 +104,7 @@ AttnConfig negative_scale(AttnConfig c, float scale) {
 std::vector<Route> routes() {
   using C = AttnConfig;
   constexpr zyfa_dtype_t bf16 = ZYFA_DTYPE_BF16;
+  constexpr zyfa_dtype_t fp8 = ZYFA_DTYPE_FP8_E4M3;
   return {
       // V rows 8 bytes past a multiple of 16: the baseline kernels. GQA 4:2, a tail tile;
       // std 0.1 and std 1 (peaked rows, the rescale taken and skipped).
@@ -120,16 +125,28 @@ std::vector<Route> routes() {
        kPingPong192},
       {"D192PingPongNegativeScaleRising", negative_scale(C::of(bf16, 192, 2, 1, 300).with(Inputs::RISING), -0.1f), 0,
        kPingPong192},
+      // FP8 d 192/128: V rows 8 bytes past a multiple of 16 keep the baseline (std 1), whole
+      // chunks of padding the ping-pong kernel; a negative scale (std 1 with device descales,
+      // and rising inputs) flips Q's signs in the ping-pong kernel.
+      {"Fp8D192BaselineForUnalignedVRowsStd1", C::of(fp8, 192, 2, 1, 200).with(Inputs::GAUSSIAN, 1.0), 8,
+       kFp8Baseline192},
+      {"Fp8D192PingPongForAlignedPaddedVRows", C::of(fp8, 192, 4, 2, 300), 16, kFp8PingPong192},
+      {"Fp8D192PingPongNegativeScaleDevPerHead",
+       negative_scale(C::of(fp8, 192, 4, 2, 300).with(Inputs::GAUSSIAN, 1.0).with(DescaleMode::DEVICE_PER_HEAD),
+                      -0.07f),
+       0, kFp8PingPong192},
+      {"Fp8D192PingPongNegativeScaleRising", negative_scale(C::of(fp8, 192, 2, 1, 300).with(Inputs::RISING), -0.1f), 0,
+       kFp8PingPong192},
   };
 }
 
-class EmuBf16Routes : public ::testing::TestWithParam<Route> {};
+class EmuFwdRoutes : public ::testing::TestWithParam<Route> {};
 
 // Inputs seeded by the route's name, run and checked with its kernel expected to be the one
 // launched.
-TEST_P(EmuBf16Routes, LaunchesItsKernelAndMatchesFp64) {
+TEST_P(EmuFwdRoutes, LaunchesItsKernelAndMatchesFp64) {
   const Route& r = GetParam();
-  const std::string name = std::string("EmuBf16Routes_") + r.name;
+  const std::string name = std::string("EmuFwdRoutes_") + r.name;
   AttnConfig c = r.cfg;
   c.seed = seed_for(name);
   AttnData a = make_attn_data(c);
@@ -137,7 +154,7 @@ TEST_P(EmuBf16Routes, LaunchesItsKernelAndMatchesFp64) {
   run_and_check(a, name, r.kernel);
 }
 
-INSTANTIATE_TEST_SUITE_P(Route, EmuBf16Routes, ::testing::ValuesIn(routes()),
+INSTANTIATE_TEST_SUITE_P(Route, EmuFwdRoutes, ::testing::ValuesIn(routes()),
                          [](const ::testing::TestParamInfo<Route>& i) { return std::string(i.param.name); });
 
 }  // namespace
