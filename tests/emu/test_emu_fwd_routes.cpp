@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "emu_run.h"
+#include "support/padded_rows.h"
 
 namespace zyfa::test {
 namespace {
@@ -24,35 +25,6 @@ constexpr const char* kPingPong192 = "attn_fwd_bf16_d192_gfx950";
 constexpr const char* kBaseline192 = "attn_fwd_bf16_d192";
 constexpr const char* kFp8PingPong192 = "attn_fwd_fp8_d192_gfx950";
 constexpr const char* kFp8Baseline192 = "attn_fwd_fp8_d192";
-
-// Re-lays a BSHD V with `pad` elements after each sequence row (its row stride grows by
-// `pad`). The padding holds NaNs (BF16 0x7FC1, e4m3 0x7F): a kernel that read it would turn
-// outputs into NaN.
-void pad_v_rows(AttnData& a, int64_t pad) {
-  const AttnConfig& c = a.cfg;
-  ASSERT_EQ(c.layout, Layout::BSHD);
-  int64_t st[4];
-  st[3] = 1;
-  st[2] = c.d_v;
-  st[1] = c.heads_k * c.d_v + pad;
-  st[0] = c.seqlen * st[1];
-  const size_t e = a.elem_bytes();
-  std::vector<uint8_t> v(static_cast<size_t>(c.batch * st[0]) * e);
-  for (size_t i = 0; i < v.size(); i += e) {
-    v[i] = e == 2 ? 0xC1 : 0x7F;  // BF16 0x7FC1, e4m3 0x7F: NaN
-    if (e == 2) v[i + 1] = 0x7F;
-  }
-  for (int64_t b = 0; b < c.batch; ++b)
-    for (int64_t s = 0; s < c.seqlen; ++s)
-      for (int64_t h = 0; h < c.heads_k; ++h)
-        for (int64_t i = 0; i < c.d_v; ++i) {
-          const int64_t from = b * a.v_stride[0] + s * a.v_stride[1] + h * a.v_stride[2] + i * a.v_stride[3];
-          const int64_t to = b * st[0] + s * st[1] + h * st[2] + i;
-          std::memcpy(&v[to * e], &a.v[from * e], e);
-        }
-  a.v = std::move(v);
-  std::memcpy(a.v_stride, st, sizeof st);
-}
 
 // The kernel names of the emulator's launch lines in `log`, space-separated.
 std::string launched(const std::string& log) {

@@ -24,6 +24,7 @@
 #include "host/amd/attn_launch.h"
 #include "host/amd/code_objects.h"
 #include "host/validate.h"
+#include "support/padded_rows.h"
 #include "support/zyfa_test_support.h"
 
 namespace zyfa::test {
@@ -72,6 +73,19 @@ std::vector<emu::Instruction> kernel_instructions(const emu::LoadedCodeObject& o
   return out;
 }
 
+// A configuration and the padding of its V rows (0: none); padding that breaks 16-byte V rows
+// sends FP8 d 192 to the baseline kernel.
+struct Path {
+  AttnConfig cfg;
+  int64_t v_pad = 0;
+};
+
+AttnData path_data(const Path& p) {
+  AttnData a = make_attn_data(p.cfg);
+  if (p.v_pad != 0) pad_v_rows(a, p.v_pad);
+  return a;
+}
+
 // One run of a configuration on a device that substitutes the patched bytes: status, the
 // fault message, and the outputs (poisoned before the call).
 struct Outcome {
@@ -81,8 +95,9 @@ struct Outcome {
   std::vector<float> lse;
 };
 
-Outcome run_with(const AttnConfig& c, std::unique_ptr<emu::EmuDevice> device) {
-  AttnData a = make_attn_data(c);
+Outcome run_with(const Path& path, std::unique_ptr<emu::EmuDevice> device) {
+  const AttnConfig& c = path.cfg;
+  AttnData a = path_data(path);
   Outcome o;
   o.out.resize(a.out_count());
   o.lse.resize(a.lse_count() + 1);
@@ -105,14 +120,14 @@ Outcome run_with(const AttnConfig& c, std::unique_ptr<emu::EmuDevice> device) {
   return o;
 }
 
-Outcome run_patched(const AttnConfig& c, const Patch& patch) {
+Outcome run_patched(const Path& c, const Patch& patch) {
   return run_with(c, std::make_unique<PatchingDevice>(patch));
 }
 
 // The kernel the AMD host path launches for a configuration (the host may route a
 // configuration to another kernel, e.g. a generated assembly one, or its HIP fallback).
-std::string launched_kernel(const AttnConfig& c) {
-  AttnData a = make_attn_data(c);
+std::string launched_kernel(const Path& c) {
+  AttnData a = path_data(c);
   std::vector<uint16_t> out(a.out_count());
   std::vector<float> lse(a.lse_count() + 1);
   zyfa_fwd_desc_t d = a.host_desc(out.data(), lse.data());
@@ -128,18 +143,21 @@ struct KernelCase {
   const char* label;
   zyfa_dtype_t dtype;
   int64_t d_qk;
+  int64_t v_pad = 0;
 };
 
 const std::vector<KernelCase> kKernelCases = {
     {"Bf16_D128", ZYFA_DTYPE_BF16, 128}, {"Bf16_D192", ZYFA_DTYPE_BF16, 192},
-    {"Fp8_D128", ZYFA_DTYPE_FP8_E4M3, 128}, {"Fp8_D192", ZYFA_DTYPE_FP8_E4M3, 192}};
+    {"Fp8_D128", ZYFA_DTYPE_FP8_E4M3, 128}, {"Fp8_D192", ZYFA_DTYPE_FP8_E4M3, 192},
+    // V rows 8 bytes past a multiple of 16: the FP8 d 192 baseline kernel (the fallback).
+    {"Fp8_D192_Baseline", ZYFA_DTYPE_FP8_E4M3, 192, 8}};
 
 // The paths a kernel of a dtype and head size takes: host and device (scalar, per head)
 // descales, LSE on and off, a tail in the last query and key tiles, GQA, MHA and MQA, one
 // and several key blocks. The inputs make the softmax peaked (std-1 Gaussian, RISING,
 // REALISTIC): with std-0.1 inputs nearly uniform probabilities let a wrong score layout pass
 // the tolerance. Small sizes keep the hundreds of mutated runs within CI time.
-std::vector<AttnConfig> paths_of(const KernelCase& kc) {
+std::vector<Path> paths_of(const KernelCase& kc) {
   const bool fp8 = kc.dtype == ZYFA_DTYPE_FP8_E4M3;
   const uint64_t seed = seed_for(std::string("RealKernelFaults.") + kc.label);
   std::vector<AttnConfig> v;
@@ -153,15 +171,19 @@ std::vector<AttnConfig> paths_of(const KernelCase& kc) {
   }
   v.push_back(b);
   v.push_back(c);
-  for (size_t i = 0; i < v.size(); ++i) v[i].seed = seed + i;
-  return v;
+  std::vector<Path> paths;
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i].seed = seed + i;
+    paths.push_back({v[i], kc.v_pad});
+  }
+  return paths;
 }
 
 // Every kernel the paths of the four cases launch, with the paths that launch it.
-std::map<std::string, std::vector<AttnConfig>> kernels_and_paths() {
-  std::map<std::string, std::vector<AttnConfig>> m;
+std::map<std::string, std::vector<Path>> kernels_and_paths() {
+  std::map<std::string, std::vector<Path>> m;
   for (const KernelCase& kc : kKernelCases)
-    for (const AttnConfig& c : paths_of(kc)) m[launched_kernel(c)].push_back(c);
+    for (const Path& p : paths_of(kc)) m[launched_kernel(p)].push_back(p);
   return m;
 }
 
@@ -182,17 +204,18 @@ class RealKernel : public ::testing::TestWithParam<std::string> {};
 TEST_P(RealKernel, RemovedWaitcntIsCaught) {
   const std::string name = GetParam();
   const char* kernel = name.c_str();
-  const std::vector<AttnConfig> paths = kernels_and_paths().at(name);
+  const std::vector<Path> paths = kernels_and_paths().at(name);
   const amd::CodeObject& co = code_object_of(kernel);
   const emu::LoadedCodeObject obj(co.data, co.size);
   const auto insts = kernel_instructions(obj, kernel);
 
   std::vector<Outcome> clean;
-  for (const AttnConfig& c : paths) {
+  for (const Path& path : paths) {
+    const AttnConfig& c = path.cfg;
     const Patch identity{co.name, insts.front().pc, insts.front().word0};
-    clean.push_back(run_patched(c, identity));
+    clean.push_back(run_patched(path, identity));
     ASSERT_EQ(clean.back().status, ZYFA_STATUS_SUCCESS) << c.name() << ": " << clean.back().message;
-    AttnData a = make_attn_data(c);
+    AttnData a = path_data(path);
     const CheckResult r = check_output(a, reference_fp64(a), clean.back().out.data(),
                                        c.lse ? clean.back().lse.data() : nullptr);
     EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
@@ -223,7 +246,7 @@ TEST_P(RealKernel, RemovedWaitcntIsCaught) {
       if (!stopped) {
         EXPECT_EQ(o.status, ZYFA_STATUS_SUCCESS) << o.message;
         EXPECT_TRUE(same_outputs(o, clean[i])) << kernel << ": s_waitcnt at pc 0x" << std::hex << pc << std::dec
-                                               << " removed gives other outputs on " << paths[i].name()
+                                               << " removed gives other outputs on " << paths[i].cfg.name()
                                                << " without a fault";
       }
     }
@@ -331,7 +354,7 @@ TEST(RealKernelNop, ShortenedNopBeforeMfmaReadIsCaught) {
     const std::vector<NopPatch> patches = find_binding_nop_patches(kernel_instructions(obj, kernel));
     for (const NopPatch& patch : patches) {
       std::string msg;
-      for (const AttnConfig& c : paths) {
+      for (const Path& c : paths) {
         const Outcome o = run_with(c, std::make_unique<MultiPatchingDevice>(co.name, patch));
         if (o.status != ZYFA_STATUS_SUCCESS) {
           msg = o.message;
