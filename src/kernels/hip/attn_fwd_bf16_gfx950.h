@@ -243,8 +243,10 @@ struct Wave {
 // The schedule of a run of n MFMAs that take r LDS reads each: the reads of the first kAhead
 // MFMAs first, then each MFMA followed by the reads of the one kAhead later, so that every
 // read has kAhead MFMAs (32 clocks each) to return in. The compiler's own order issued most
-// reads just before their MFMA and waited for them there.
-inline constexpr int kAhead = 4;
+// reads just before their MFMA and waited for them there. Three ahead is the timing model's
+// best (2: lgkmcnt waits 19% of wave time at d 192, S 16K; 4 and 6: slightly slower, and
+// each read ahead holds its registers longer).
+inline constexpr int kAhead = 3;
 template <int n, int r>
 __device__ __forceinline__ void sched_reads_ahead() {
   __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);  // 0x100: LDS reads
