@@ -7,8 +7,8 @@
 // d 64c + 16h .. + 15 and 64c + 32 + 16h .. + 15 of step c (h = l / 32), as in the baseline.
 // P: per 64-key block, P is computed times 2^e, e = floor(m - block max) (the block's largest
 // probability is rounded to e4m3 as a value in (1/2, 1], not a subnormal), exact exp2 then RNE
-// to e4m3; the PV MFMA removes 2^e through B's E8M0 scale 127 - e, and the row sum adds the
-// same rounded values times 2^-e. O^T += V^T P^T with V^T from LDS by ds_read_b64_tr_b8: the
+// to e4m3; the PV MFMA removes 2^e through B's E8M0 scale 127 - e, and one more MFMA of the
+// same P with A all ones adds the rounded values times 2^-e into the row sum. O^T += V^T P^T with V^T from LDS by ds_read_b64_tr_b8: the
 // lane's A bytes 4d .. 4d + 3 are the keys of its P dword d (keys 32 sb + 8 g + 4 h + 0..3,
 // d = 4 sb + g), two dwords (8 keys) a transposing read.
 //
@@ -52,12 +52,14 @@ struct Fp8Wave {
   uint32_t kaddr;     // LDS offsets of this lane's reads (see scores and pv)
   uint32_t kaddr_hi;
   uint32_t vaddr;
-  f32x16 o[4];    // O^T, dv = 32 jd + 8g + 4h + r in register 4g + r
+  // O^T, dv = 32 jd + 8g + 4h + r in register 4g + r of o[jd]; o[4]: the row sum of P in
+  // every register (one more MFMA with A all ones), rescaled with the output.
+  f32x16 o[5];
   f32x16 s[2];    // scores of the block in flight
   u32x4 p[2];     // P of the block to multiply, e4m3 codes, byte 16 sb + 4 g + r
   int p_scale;    // its E8M0 scale, 127 - e
   float m;
-  f32x2 l;        // row sum of this lane's keys, in two halves
+  f32x2 l;        // unused (the row sum is o[4]); the shared rescale scales it
   int q0;
   float v_descale;
 };
@@ -215,6 +217,10 @@ struct Fp8Kernel {
       const i32x8 va = {v[0][0], v[0][1], v[1][0], v[1][1], v[2][0], v[2][1], v[3][0], v[3][1]};
       w.o[jd] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(va, pb, w.o[jd], 0, 0, 0, 127, 0, w.p_scale);
     }
+    // The row sum of the same rounded P (times 2^-e): A all e4m3 1.0 (0x38).
+    const i32x8 ones = {0x38383838, 0x38383838, 0x38383838, 0x38383838,
+                        0x38383838, 0x38383838, 0x38383838, 0x38383838};
+    w.o[4] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(ones, pb, w.o[4], 0, 0, 0, 127, 0, w.p_scale);
     sched_reads_ahead<4, 4>();
   }
 
@@ -222,10 +228,14 @@ struct Fp8Kernel {
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
     xdl16_read_guard();  // the scores' and P·V's MFMAs wrote s and o
     const float mx = block_max_rescale(w, jb);
+    // The scaled scores as rounded: opaque, so that the compiler cannot fuse their product
+    // with the shift below into one multiply-add, whose unrounded product differs from the
+    // rounded maximum by up to 2^39 for scores near 2^64 (exp2 of that is 0 or inf).
+#pragma unroll
+    for (int sb = 0; sb < 2; ++sb) asm volatile("" : "+v"(w.s[sb]));
     const int e = static_cast<int>(fminf(__builtin_floorf(w.m - mx), 126.0f));
     f32x2 neg_shift = {static_cast<float>(e) - w.m, static_cast<float>(e) - w.m};
     asm volatile("" : "+v"(neg_shift));
-    f32x2 sum;
 #pragma unroll
     for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
@@ -239,15 +249,8 @@ struct Fp8Kernel {
         }
         int c = __builtin_amdgcn_cvt_pk_fp8_f32(p[0], p[1], 0, false);
         c = __builtin_amdgcn_cvt_pk_fp8_f32(p[2], p[3], c, true);
-        const f32x2 pair = f32x2{__builtin_amdgcn_cvt_f32_fp8(c, 0), __builtin_amdgcn_cvt_f32_fp8(c, 1)} +
-                           f32x2{__builtin_amdgcn_cvt_f32_fp8(c, 2), __builtin_amdgcn_cvt_f32_fp8(c, 3)};
-        // Started from the first pair, not from 0 (the add of a constant 0 is one the emulator
-        // rejects: the ISA leaves the high dword of an inline constant undefined).
-        sum = sb == 0 && g == 0 ? pair : sum + pair;
         w.p[sb][g] = static_cast<uint32_t>(c);
       }
-    const float unscale = bits_to_float(static_cast<uint32_t>(127 - e) << 23);  // 2^-e, e <= 126
-    w.l += sum * f32x2{unscale, unscale};
     w.p_scale = 127 - e;
   }
 
@@ -255,10 +258,7 @@ struct Fp8Kernel {
     xdl16_read_guard();  // the epilogue reads the last P·V MFMAs' results
     return w.v_descale;
   }
-  __device__ static __forceinline__ float row_sum(const Wave& w) {
-    const f32x2 ls = both_halves(w.l[0] + w.l[1]);
-    return ls[0] + ls[1];
-  }
+  __device__ static __forceinline__ float row_sum(const Wave& w) { return w.o[4][0]; }
 };
 
 }  // namespace
