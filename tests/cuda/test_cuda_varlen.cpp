@@ -36,7 +36,8 @@ Lengths random_lengths(std::mt19937_64& rng, int32_t batch, int32_t max_q, int32
 
 std::vector<uint32_t> host_table(const Lengths& l, const varlen::Shape& s) {
   std::vector<uint32_t> starts(s.batch + 1), words(varlen::table_words(s));
-  const uint32_t jobs = varlen::build_serial(l.cu_q.data(), l.cu_k.data(), s, starts.data(), words.data());
+  std::vector<uint64_t> prefix(varlen::job_capacity(s) + 1);
+  const uint32_t jobs = varlen::build_serial(l.cu_q.data(), l.cu_k.data(), s, starts.data(), prefix.data(), words.data());
   words.resize(3 + s.grid + 2 * size_t(jobs));
   return words;
 }

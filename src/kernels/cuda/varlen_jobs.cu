@@ -1,7 +1,6 @@
 // One block builds a varlen job table from device prefix sums: the steps of
-// varlen::build_serial (kernels/varlen/varlen_jobs.h), with its running sum of jobs per
-// sequence done as a block scan over chunks of the block's width. The table is the same, word
-// for word.
+// varlen::build_serial (kernels/varlen/varlen_jobs.h), with its two running sums done as block
+// scans over chunks of the block's width. The table is the same, word for word.
 #include "kernels/cuda/varlen_jobs.h"
 
 namespace zyfa::cuda {
@@ -43,6 +42,8 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   __shared__ unsigned long long warp_sums[kWarps];
   const varlen::Shape& s = a.shape;
   uint32_t* job_start = static_cast<uint32_t*>(a.workspace);
+  unsigned long long* cost_prefix = reinterpret_cast<unsigned long long*>(
+      static_cast<char*>(a.workspace) + ((static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t) + 7) / 8 * 8);
   const uint32_t g = static_cast<uint32_t>(s.grid);
 
   // Jobs per sequence, as exclusive prefix sums.
@@ -61,17 +62,31 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   const uint32_t jobs = static_cast<uint32_t>(carry);  // the same in every thread
   __syncthreads();
 
-  // The CTAs' list starts, and each job's tiles at its place in the snake deal.
-  for (uint32_t w = threadIdx.x; w <= g; w += kThreads) a.table[2 + w] = w < g ? varlen::cta_begin(w, jobs, g) : jobs;
-  for (uint32_t j = threadIdx.x; j < jobs; j += kThreads) {
-    const varlen::Job job = varlen::job_at(j, job_start, a.cu_seqlens_q, a.cu_seqlens_k, s);
-    const uint32_t at = varlen::cta_begin(varlen::cta_of_job(j, g), jobs, g) + j / g;
-    a.table[3 + g + 2 * at] = job.tile_a;
-    a.table[4 + g + 2 * at] = job.tile_b;
+  // Each job's tiles, and the prefix sums of their work.
+  carry = 0;
+  for (uint32_t base = 0; base < jobs; base += kThreads) {
+    const uint32_t j = base + threadIdx.x;
+    unsigned long long v = 0;
+    if (j < jobs) {
+      const varlen::Job job = varlen::job_at(j, job_start, a.cu_seqlens_q, a.cu_seqlens_k, s);
+      a.table[3 + g + 2 * j] = job.tile_a;
+      a.table[4 + g + 2 * j] = job.tile_b;
+      v = job.cost;
+    }
+    const unsigned long long ex = scan_chunk(v, carry, warp_sums, &total);
+    if (j < jobs) cost_prefix[j] = ex;
+    carry += total;
   }
+  if (threadIdx.x == 0) cost_prefix[jobs] = carry;
+  __syncthreads();
+
+  // Equal-work runs of jobs per CTA.
+  for (uint32_t w = threadIdx.x; w < g; w += kThreads)
+    a.table[2 + w] = varlen::cta_begin(w, reinterpret_cast<const uint64_t*>(cost_prefix), jobs, s.grid);
   if (threadIdx.x == 0) {
     a.table[0] = g;
     a.table[1] = varlen::n_tiles(s);
+    a.table[2 + g] = jobs;
   }
 }
 

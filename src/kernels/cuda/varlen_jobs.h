@@ -20,9 +20,10 @@ struct VarlenJobArgs {
   varlen::Shape shape;
 };
 
-// Scratch of the builder: the jobs' first index per sequence.
+// Scratch of the builder: the jobs' first index per sequence and the work prefix sums.
 inline size_t varlen_job_workspace_bytes(const varlen::Shape& s) {
-  return (static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t);
+  const size_t starts = (static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t);
+  return (starts + 7) / 8 * 8 + (varlen::job_capacity(s) + 1) * sizeof(uint64_t);
 }
 
 cudaError_t launch_varlen_job_table(const VarlenJobArgs& args, cudaStream_t stream);

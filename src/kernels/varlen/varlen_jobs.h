@@ -12,12 +12,10 @@
 //
 // Jobs: for each sequence, each query head, the query tiles paired first with last (tile p
 // with tile tiles - 1 - p; the middle one alone), so causal work pairs within a sequence. Jobs
-// are in (sequence, head, pair) order and dealt to the G CTAs round by round, in snake order
-// (round r gives job r G + i to CTA i when r is even, to CTA G - 1 - i when r is odd): the
-// CTAs running at the same time work on neighbouring jobs, which share K and V in L2, and
-// since neighbouring jobs mostly cost the same, every CTA gets close to an equal share of the
-// work (contiguous runs of equal work, the first design, left each CTA alone on its own
-// streams: HBM-bound, 0.70 of the equal-length call for BF16 on an H200).
+// are in (sequence, head, pair) order, so the CTAs that run at the same time share K and V in
+// L2, and split into G contiguous runs of equal work (cost: key blocks plus a fixed overhead
+// per tile): CTA w runs the jobs whose work prefix c_j satisfies w * W <= c_j * G < (w+1) * W,
+// W the total, so no CTA has more than W / G plus one job.
 #pragma once
 
 #include <stdint.h>
@@ -146,39 +144,40 @@ ZYFA_VARLEN_HD inline Job job_at(uint32_t j, const uint32_t* job_start, const in
   return r;
 }
 
-// The snake deal: the CTA of job j, its place in that CTA's list (the round), and where CTA w's
-// list starts: CTAs get floor(J / G) jobs, and the e = J mod G jobs of the last round go to
-// CTAs 0 .. e - 1 when that round is even, G - e .. G - 1 when it is odd.
-ZYFA_VARLEN_HD inline uint32_t cta_of_job(uint32_t j, uint32_t g) {
-  const uint32_t r = j / g, i = j - r * g;
-  return (r & 1u) ? g - 1 - i : i;
-}
-ZYFA_VARLEN_HD inline uint32_t cta_begin(uint32_t w, uint32_t jobs, uint32_t g) {
-  const uint32_t per = jobs / g, e = jobs - per * g;
-  const bool last_odd = ((jobs / g) & 1u) != 0;  // the round of the last e jobs
-  const uint32_t extra_before = last_odd ? (w > g - e ? w - (g - e) : 0) : (w < e ? w : e);
-  return w * per + extra_before;
+// CTA w's first job: the first j whose work prefix c_j (cost_prefix[j], exclusive; [jobs] =
+// the total) has c_j * G >= w * total.
+ZYFA_VARLEN_HD inline uint32_t cta_begin(uint32_t w, const uint64_t* cost_prefix, uint32_t jobs, int32_t grid) {
+  const uint64_t want = static_cast<uint64_t>(w) * cost_prefix[jobs];
+  uint32_t lo = 0, hi = jobs;  // first j in [0, jobs] with cost_prefix[j] * G >= want
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (cost_prefix[mid] * static_cast<uint64_t>(grid) >= want) hi = mid; else lo = mid + 1;
+  }
+  return w == 0 ? 0 : lo;
 }
 
 // The whole table by one thread, in the order the device kernel's steps produce it: the host
 // builder of host-memory backends and the reference of the device one. Scratch: job_start
-// holds batch + 1 words; words table_words(s). Returns the number of jobs.
+// holds batch + 1 words, cost_prefix job_capacity(s) + 1; words table_words(s). Returns the
+// number of jobs.
 ZYFA_VARLEN_HD inline uint32_t build_serial(const int32_t* cu_q, const int32_t* cu_k, const Shape& s,
-                                            uint32_t* job_start, uint32_t* words) {
+                                            uint32_t* job_start, uint64_t* cost_prefix, uint32_t* words) {
   job_start[0] = 0;
   for (int32_t b = 0; b < s.batch; ++b)
     job_start[b + 1] = job_start[b] + static_cast<uint32_t>(s.heads) * pairs_of(seq_at(cu_q, cu_k, b, s), s);
   const uint32_t jobs = job_start[s.batch];
   const uint32_t g = static_cast<uint32_t>(s.grid);
-  words[0] = g;
-  words[1] = n_tiles(s);
-  for (uint32_t w = 0; w <= g; ++w) words[2 + w] = w < g ? cta_begin(w, jobs, g) : jobs;
+  cost_prefix[0] = 0;
   for (uint32_t j = 0; j < jobs; ++j) {
     const Job job = job_at(j, job_start, cu_q, cu_k, s);
-    const uint32_t at = cta_begin(cta_of_job(j, g), jobs, g) + j / g;
-    words[3 + g + 2 * at] = job.tile_a;
-    words[4 + g + 2 * at] = job.tile_b;
+    cost_prefix[j + 1] = cost_prefix[j] + job.cost;
+    words[3 + g + 2 * j] = job.tile_a;
+    words[4 + g + 2 * j] = job.tile_b;
   }
+  words[0] = g;
+  words[1] = n_tiles(s);
+  for (uint32_t w = 0; w < g; ++w) words[2 + w] = cta_begin(w, cost_prefix, jobs, s.grid);
+  words[2 + g] = jobs;
   return jobs;
 }
 
