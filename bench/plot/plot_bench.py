@@ -38,7 +38,8 @@ def main():
         ax.legend()
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
-    fig.suptitle(f"Causal attention forward, batch 1 — {data.get('device', '')}, cuDNN {data.get('cudnn', '')}")
+    peer = f", cuDNN {data['cudnn']}" if data.get("cudnn") else ""
+    fig.suptitle(f"Causal attention forward, batch 1 — {data.get('device', '')}{peer}")
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
 
