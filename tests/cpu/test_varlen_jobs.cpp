@@ -22,10 +22,10 @@ struct Built {
 
 Built build(const std::vector<int32_t>& cu_q, const std::vector<int32_t>& cu_k, const Shape& s) {
   std::vector<uint32_t> job_start(s.batch + 1);
-  std::vector<uint64_t> cost_prefix(job_capacity(s) + 1);
+  std::vector<uint32_t> buckets(cost_buckets(s));
   Built b;
   b.words.assign(table_words(s), 0xDEADBEEFu);
-  b.jobs = build_serial(cu_q.data(), cu_k.data(), s, job_start.data(), cost_prefix.data(), b.words.data());
+  b.jobs = build_serial(cu_q.data(), cu_k.data(), s, job_start.data(), buckets.data(), b.words.data());
   return b;
 }
 
@@ -51,6 +51,7 @@ void check_table(const Built& t, const std::vector<int32_t>& cu_q, const std::ve
   uint64_t total = 0, max_job = 0;
   for (uint32_t w = 0; w < G; ++w) {
     ASSERT_LE(t.words[2 + w], t.words[3 + w]) << what << ": offsets of CTA " << w;
+    uint64_t previous = ~uint64_t{0};
     for (uint32_t j = t.words[2 + w]; j < t.words[3 + w]; ++j) {
       const uint32_t a = t.words[3 + G + 2 * j], b = t.words[4 + G + 2 * j];
       uint64_t cost = 0;
@@ -70,6 +71,8 @@ void check_table(const Built& t, const std::vector<int32_t>& cu_q, const std::ve
         EXPECT_EQ(a / nt, b / nt) << what << ": a pair across streams";
         EXPECT_EQ(a % nt + b % nt, tiles_of(q, s) - 1) << what << ": not first with last";
       }
+      EXPECT_LE(cost, previous) << what << ": CTA " << w << " runs a job after a cheaper one";
+      previous = cost;
       cta_cost[w] += cost;
       total += cost;
       max_job = std::max(max_job, cost);
@@ -82,8 +85,14 @@ void check_table(const Built& t, const std::vector<int32_t>& cu_q, const std::ve
         ASSERT_EQ(count[(size_t(b) * s.heads + h) * nt + m], m < tiles_of(q, s) ? 1 : 0)
             << what << ": sequence " << b << " head " << h << " tile " << m;
   }
-  for (uint32_t w = 0; w < G; ++w)
+  // Every CTA within one job of every other (hence of its share); the job counts of the
+  // round-robin deal differ by at most one.
+  const auto [lo, hi] = std::minmax_element(cta_cost.begin(), cta_cost.end());
+  EXPECT_LE(*hi - *lo, max_job) << what << ": CTAs " << (lo - cta_cost.begin()) << " and " << (hi - cta_cost.begin());
+  for (uint32_t w = 0; w < G; ++w) {
     EXPECT_LE(cta_cost[w] * G, total + uint64_t(G) * max_job) << what << ": CTA " << w << " has more than its share";
+    EXPECT_LE(t.words[3 + w] - t.words[2 + w], t.jobs / G + 1) << what << ": CTA " << w;
+  }
 }
 
 std::vector<int32_t> prefix(const std::vector<int32_t>& lens, int32_t start) {

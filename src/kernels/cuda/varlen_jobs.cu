@@ -1,6 +1,7 @@
 // One block builds a varlen job table from device prefix sums: the steps of
-// varlen::build_serial (kernels/varlen/varlen_jobs.h), with its two running sums done as block
-// scans over chunks of the block's width. The table is the same, word for word.
+// varlen::build_serial (kernels/varlen/varlen_jobs.h), with its running sums as block scans
+// over chunks of the block's width and its in-order counting-sort pass one warp after another
+// per chunk. The table is the same, word for word.
 #include "kernels/cuda/varlen_jobs.h"
 
 namespace zyfa::cuda {
@@ -40,11 +41,13 @@ __device__ unsigned long long scan_chunk(unsigned long long v, unsigned long lon
 
 __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const VarlenJobArgs a) {
   __shared__ unsigned long long warp_sums[kWarps];
+  extern __shared__ uint32_t shared_buckets[];
   const varlen::Shape& s = a.shape;
   uint32_t* job_start = static_cast<uint32_t*>(a.workspace);
-  unsigned long long* cost_prefix = reinterpret_cast<unsigned long long*>(
-      static_cast<char*>(a.workspace) + ((static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t) + 7) / 8 * 8);
+  const uint32_t nb = varlen::cost_buckets(s);
+  uint32_t* buckets = nb > kSharedCostBuckets ? job_start + s.batch + 1 : shared_buckets;
   const uint32_t g = static_cast<uint32_t>(s.grid);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
   // Jobs per sequence, as exclusive prefix sums.
   unsigned long long carry = 0, total;
@@ -60,40 +63,60 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   }
   if (threadIdx.x == 0) job_start[s.batch] = static_cast<uint32_t>(carry);
   const uint32_t jobs = static_cast<uint32_t>(carry);  // the same in every thread
+  for (uint32_t c = threadIdx.x; c < nb; c += kThreads) buckets[c] = 0;
   __syncthreads();
 
-  // Each job's tiles, and the prefix sums of their work.
+  // Jobs per cost bucket, then each bucket's first sorted position.
+  for (uint32_t j = threadIdx.x; j < jobs; j += kThreads)
+    atomicAdd(&buckets[varlen::bucket_of(varlen::job_at(j, job_start, a.cu_seqlens_q, a.cu_seqlens_k, s).cost, s)],
+              1u);
+  __syncthreads();
   carry = 0;
-  for (uint32_t base = 0; base < jobs; base += kThreads) {
-    const uint32_t j = base + threadIdx.x;
-    unsigned long long v = 0;
-    if (j < jobs) {
-      const varlen::Job job = varlen::job_at(j, job_start, a.cu_seqlens_q, a.cu_seqlens_k, s);
-      a.table[3 + g + 2 * j] = job.tile_a;
-      a.table[4 + g + 2 * j] = job.tile_b;
-      v = job.cost;
-    }
-    const unsigned long long ex = scan_chunk(v, carry, warp_sums, &total);
-    if (j < jobs) cost_prefix[j] = ex;
+  for (uint32_t base = 0; base < nb; base += kThreads) {
+    const uint32_t c = base + threadIdx.x;
+    const unsigned long long n = c < nb ? buckets[c] : 0ull;
+    const unsigned long long ex = scan_chunk(n, carry, warp_sums, &total);
+    if (c < nb) buckets[c] = static_cast<uint32_t>(ex);
     carry += total;
   }
-  if (threadIdx.x == 0) cost_prefix[jobs] = carry;
   __syncthreads();
 
-  // Equal-work runs of jobs per CTA.
-  for (uint32_t w = threadIdx.x; w < g; w += kThreads)
-    a.table[2 + w] = varlen::cta_begin(w, reinterpret_cast<const uint64_t*>(cost_prefix), jobs, s.grid);
-  if (threadIdx.x == 0) {
-    a.table[0] = g;
-    a.table[1] = varlen::n_tiles(s);
-    a.table[2 + g] = jobs;
+  // Each job to its sorted position, in job order within every bucket: the lanes of a warp
+  // that share a bucket rank among themselves, and the warps of a chunk take their turns.
+  for (uint32_t base = 0; base < jobs; base += kThreads) {
+    const uint32_t j = base + threadIdx.x;
+    varlen::Job job{varlen::kNoTile, varlen::kNoTile, 0};
+    uint32_t bucket = 0xFFFFFFFFu;  // lanes past the jobs form a group of their own
+    if (j < jobs) {
+      job = varlen::job_at(j, job_start, a.cu_seqlens_q, a.cu_seqlens_k, s);
+      bucket = varlen::bucket_of(job.cost, s);
+    }
+    const uint32_t peers = __match_any_sync(0xFFFFFFFFu, bucket);
+    const uint32_t rank = __popc(peers & ((1u << lane) - 1u));
+    uint32_t k = 0;
+    for (int turn = 0; turn < kWarps; ++turn) {
+      if (warp == turn && j < jobs) {
+        k = buckets[bucket] + rank;
+        __syncwarp(peers);
+        if (rank == 0) buckets[bucket] = k + __popc(peers);
+      }
+      __syncthreads();
+    }
+    if (j < jobs) {
+      const uint32_t slot = varlen::slot_of(k, jobs, s.grid);
+      a.table[3 + g + 2 * slot] = job.tile_a;
+      a.table[4 + g + 2 * slot] = job.tile_b;
+    }
   }
+  if (threadIdx.x <= g) varlen::write_header(a.table, threadIdx.x, kThreads, jobs, s);
 }
 
 }  // namespace
 
 cudaError_t launch_varlen_job_table(const VarlenJobArgs& args, cudaStream_t stream) {
-  varlen_job_table_kernel<<<1, kThreads, 0, stream>>>(args);
+  const uint32_t buckets = varlen::cost_buckets(args.shape);
+  const size_t shared = buckets > kSharedCostBuckets ? 0 : buckets * sizeof(uint32_t);
+  varlen_job_table_kernel<<<1, kThreads, shared, stream>>>(args);
   return cudaGetLastError();
 }
 

@@ -20,10 +20,16 @@ struct VarlenJobArgs {
   varlen::Shape shape;
 };
 
-// Scratch of the builder: the jobs' first index per sequence and the work prefix sums.
+// Cost buckets of the counting sort that fit in the builder's shared memory; more go to the
+// workspace (same table, slower sort).
+inline constexpr uint32_t kSharedCostBuckets = 10240;  // 40 KiB: under the 48 KiB without opt-in
+
+// Scratch of the builder: the jobs' first index per sequence, then the cost buckets when they
+// do not fit in shared memory.
 inline size_t varlen_job_workspace_bytes(const varlen::Shape& s) {
   const size_t starts = (static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t);
-  return (starts + 7) / 8 * 8 + (varlen::job_capacity(s) + 1) * sizeof(uint64_t);
+  const uint32_t buckets = varlen::cost_buckets(s);
+  return starts + (buckets > kSharedCostBuckets ? buckets * sizeof(uint32_t) : 0);
 }
 
 cudaError_t launch_varlen_job_table(const VarlenJobArgs& args, cudaStream_t stream);

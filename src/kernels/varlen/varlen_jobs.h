@@ -11,11 +11,17 @@
 // A kernel reads sequence b's rows and lengths from cu_seqlens itself, through seq_at().
 //
 // Jobs: for each sequence, each query head, the query tiles paired first with last (tile p
-// with tile tiles - 1 - p; the middle one alone), so causal work pairs within a sequence. Jobs
-// are in (sequence, head, pair) order, so the CTAs that run at the same time share K and V in
-// L2, and split into G contiguous runs of equal work (cost: key blocks plus a fixed overhead
-// per tile): CTA w runs the jobs whose work prefix c_j satisfies w * W <= c_j * G < (w+1) * W,
-// W the total, so no CTA has more than W / G plus one job.
+// with tile tiles - 1 - p; the middle one alone), so causal work pairs within a sequence. The
+// deal: the jobs sorted by cost (key blocks plus a fixed overhead per tile), largest first,
+// ties in (sequence, head, pair) order, then dealt round robin: sorted job k goes to CTA k % G.
+// - Balance: CTA w's i-th job costs at most CTA 0's i-th and at least CTA 0's (i+1)-th, so
+//   no two CTAs differ by more than the largest job (no CTA above W / G plus one job).
+// - Locality: the G CTAs running at one time hold neighbouring jobs of the sorted order, and
+//   a sequence's pairs (of equal cost, but for the first when the last tile is short and the
+//   lone middle tile) are neighbours in it, so they share that sequence's K and V in L2. (Contiguous runs of equal
+//   work per CTA balance as well, but put CTAs running at the same time on sequences far
+//   apart, each streaming its own K and V from HBM.)
+// The sort is a counting sort over the cost, whose range the maxima bound (cost_buckets).
 #pragma once
 
 #include <stdint.h>
@@ -144,40 +150,62 @@ ZYFA_VARLEN_HD inline Job job_at(uint32_t j, const uint32_t* job_start, const in
   return r;
 }
 
-// CTA w's first job: the first j whose work prefix c_j (cost_prefix[j], exclusive; [jobs] =
-// the total) has c_j * G >= w * total.
-ZYFA_VARLEN_HD inline uint32_t cta_begin(uint32_t w, const uint64_t* cost_prefix, uint32_t jobs, int32_t grid) {
-  const uint64_t want = static_cast<uint64_t>(w) * cost_prefix[jobs];
-  uint32_t lo = 0, hi = jobs;  // first j in [0, jobs] with cost_prefix[j] * G >= want
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (cost_prefix[mid] * static_cast<uint64_t>(grid) >= want) hi = mid; else lo = mid + 1;
+// Sort key of a job: its bucket in the counting sort, largest cost first.
+ZYFA_VARLEN_HD inline uint32_t max_job_cost(const Shape& s) {
+  const uint64_t blocks = (static_cast<uint64_t>(s.max_k) + s.block_n - 1) / s.block_n;
+  return static_cast<uint32_t>(2 * (blocks + kTileOverhead));
+}
+ZYFA_VARLEN_HD inline uint32_t cost_buckets(const Shape& s) { return max_job_cost(s) + 1; }
+ZYFA_VARLEN_HD inline uint32_t bucket_of(uint32_t cost, const Shape& s) { return max_job_cost(s) - cost; }
+
+// The round-robin deal: CTA w's first slot, and the slot of sorted job k.
+ZYFA_VARLEN_HD inline uint32_t cta_begin(uint32_t w, uint32_t jobs, int32_t grid) {
+  const uint32_t g = static_cast<uint32_t>(grid);
+  return w * (jobs / g) + (w < jobs % g ? w : jobs % g);
+}
+ZYFA_VARLEN_HD inline uint32_t slot_of(uint32_t k, uint32_t jobs, int32_t grid) {
+  const uint32_t g = static_cast<uint32_t>(grid);
+  return cta_begin(k % g, jobs, grid) + k / g;
+}
+
+// Writes the words of the table that are not jobs: G, n_tiles and the CTAs' offsets.
+ZYFA_VARLEN_HD inline void write_header(uint32_t* words, uint32_t first_cta, uint32_t stride, uint32_t jobs,
+                                        const Shape& s) {
+  const uint32_t g = static_cast<uint32_t>(s.grid);
+  for (uint32_t w = first_cta; w <= g; w += stride) words[2 + w] = cta_begin(w, jobs, s.grid);
+  if (first_cta == 0) {
+    words[0] = g;
+    words[1] = n_tiles(s);
   }
-  return w == 0 ? 0 : lo;
 }
 
 // The whole table by one thread, in the order the device kernel's steps produce it: the host
 // builder of host-memory backends and the reference of the device one. Scratch: job_start
-// holds batch + 1 words, cost_prefix job_capacity(s) + 1; words table_words(s). Returns the
-// number of jobs.
+// holds batch + 1 words, buckets cost_buckets(s); words table_words(s). Returns the number of
+// jobs.
 ZYFA_VARLEN_HD inline uint32_t build_serial(const int32_t* cu_q, const int32_t* cu_k, const Shape& s,
-                                            uint32_t* job_start, uint64_t* cost_prefix, uint32_t* words) {
+                                            uint32_t* job_start, uint32_t* buckets, uint32_t* words) {
   job_start[0] = 0;
   for (int32_t b = 0; b < s.batch; ++b)
     job_start[b + 1] = job_start[b] + static_cast<uint32_t>(s.heads) * pairs_of(seq_at(cu_q, cu_k, b, s), s);
-  const uint32_t jobs = job_start[s.batch];
+  const uint32_t jobs = job_start[s.batch], nb = cost_buckets(s);
+  // Counting sort: jobs per cost, their first sorted position, then each job in order.
+  for (uint32_t c = 0; c < nb; ++c) buckets[c] = 0;
+  for (uint32_t j = 0; j < jobs; ++j) ++buckets[bucket_of(job_at(j, job_start, cu_q, cu_k, s).cost, s)];
+  uint32_t sum = 0;
+  for (uint32_t c = 0; c < nb; ++c) {
+    const uint32_t n = buckets[c];
+    buckets[c] = sum;
+    sum += n;
+  }
   const uint32_t g = static_cast<uint32_t>(s.grid);
-  cost_prefix[0] = 0;
   for (uint32_t j = 0; j < jobs; ++j) {
     const Job job = job_at(j, job_start, cu_q, cu_k, s);
-    cost_prefix[j + 1] = cost_prefix[j] + job.cost;
-    words[3 + g + 2 * j] = job.tile_a;
-    words[4 + g + 2 * j] = job.tile_b;
+    const uint32_t slot = slot_of(buckets[bucket_of(job.cost, s)]++, jobs, s.grid);
+    words[3 + g + 2 * slot] = job.tile_a;
+    words[4 + g + 2 * slot] = job.tile_b;
   }
-  words[0] = g;
-  words[1] = n_tiles(s);
-  for (uint32_t w = 0; w < g; ++w) words[2 + w] = cta_begin(w, cost_prefix, jobs, s.grid);
-  words[2 + g] = jobs;
+  write_header(words, 0, 1, jobs, s);
   return jobs;
 }
 
