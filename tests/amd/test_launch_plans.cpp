@@ -161,6 +161,22 @@ TEST(AttnPlan, JobTableTilesMatchTheKernel) {
   EXPECT_EQ(256, attn_job_table_params(bshd_problem(ZYFA_DTYPE_BF16, 4, 32768, 32, 8, 128)).grid);
 }
 
+// Equal jobs (each XCD's streams together) unless they leave workgroups idle for more than 2%
+// of the work; only the two-workgroups-per-CU FP8 d 128 kernel then takes the balanced table.
+TEST(AttnPlan, JobScheduleByShape) {
+  EXPECT_DOUBLE_EQ(0.0, equal_jobs_idle_share(1024, 512));
+  EXPECT_DOUBLE_EQ(1.0 - 576.0 / 1024.0, equal_jobs_idle_share(576, 512));
+  EXPECT_DOUBLE_EQ(0.0, equal_jobs_idle_share(7, 7));
+  const auto schedule = [](zyfa_dtype_t t, int64_t s, int64_t h, int64_t d) {
+    return attn_job_table_params(bshd_problem(t, 1, s, h, h, d)).schedule;
+  };
+  // 128 heads x 8 pairs = 1024 jobs on 512 workgroups; 36 heads x 16 pairs = 576.
+  EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_FP8_E4M3, 2048, 128, 128));
+  EXPECT_EQ(JobSchedule::kBalancedWork, schedule(ZYFA_DTYPE_FP8_E4M3, 4096, 36, 128));
+  EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_FP8_E4M3, 1000, 4, 128));
+  EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_BF16, 4096, 36, 128));
+}
+
 QuantizeProblem quantize_problem(zyfa_dtype_t src, const int64_t shape[4], const int64_t src_stride[4],
                                  const int64_t dst_stride[4]) {
   QuantizeProblem p;

@@ -129,6 +129,12 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 
+double equal_jobs_idle_share(int64_t jobs, int64_t grid) {
+  if (jobs <= 0 || grid <= 0) return 0.0;
+  const int64_t rounds = (jobs + grid - 1) / grid;  // the busiest workgroups' jobs
+  return 1.0 - static_cast<double>(jobs) / static_cast<double>(rounds * grid);
+}
+
 JobTableParams attn_job_table_params(const FwdProblem& p) {
   JobTableParams j;
   j.batch = p.batch;
@@ -144,9 +150,13 @@ JobTableParams attn_job_table_params(const FwdProblem& p) {
   const int64_t resident = int64_t{256} * shape.workgroups_per_cu;
   j.grid = jobs < resident ? (jobs > 0 ? jobs : 1) : resident;
   j.num_xcds = 8;
-  // Two workgroups per CU: equal jobs leave the pair a CU runs uneven, the balanced schedule
-  // levels it (predicted 1.0% faster at S = 16K, 0.5% at 2K; docs/design.md, "Balance").
-  if (shape.workgroups_per_cu > 1) j.schedule = JobSchedule::kBalancedWork;
+  // Equal jobs keep each XCD's K and V streams together (its workgroups run consecutive pairs
+  // of one head, which share that XCD's L2); the balanced table deals lone tiles of different
+  // heads to neighbouring workgroups, and so to all XCDs. With two workgroups per CU (the
+  // generated FP8 d 128 kernel) it is still taken where equal jobs leave workgroups idle for
+  // more than 2% of the work (jobs not a multiple of the grid; docs/design.md, "Balance").
+  if (shape.workgroups_per_cu > 1 && equal_jobs_idle_share(jobs, j.grid) > 0.02)
+    j.schedule = JobSchedule::kBalancedWork;
   return j;
 }
 

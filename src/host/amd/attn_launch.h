@@ -26,6 +26,9 @@ struct AttnKernelShape {
 };
 AttnKernelShape attn_kernel_shape(const FwdProblem& p);
 
+// Share of the workgroups' time left idle by equal jobs: the busiest hold ceil(jobs / grid).
+double equal_jobs_idle_share(int64_t jobs, int64_t grid);
+
 JobTableParams attn_job_table_params(const FwdProblem& p);
 
 kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* device_job_table);
