@@ -199,7 +199,30 @@ void execute_ds(Executor& x) {
   // Addresses, bounds checks at issue, and the footprint for the ordering checks.
   const uint32_t bytes = s.dwords * (s.elem_bytes < 4 ? s.elem_bytes : 4);
   uint64_t lo = ~0ull, hi = 0;
-  for (uint64_t m = exec; m; m &= m - 1) {
+  const int naddr = s.two_addresses ? 2 : 1;
+  const uint64_t offs[2] = {s.two_addresses ? uint64_t(in.offset) * s.scale : offset16, uint64_t(in.offset1) * s.scale};
+  bool done = false;
+  if (exec == ~0ull) {
+    // Every lane active (the common case): the bounds of all lanes at once in loops that
+    // vectorize; the per-lane loop below runs only when some access leaves the LDS, and it
+    // reports the same first lane.
+    uint32_t amin = ~0u, amax = 0;
+    for (int l = 0; l < kLanes; ++l) {
+      amin = std::min(amin, addr[l]);
+      amax = std::max(amax, addr[l]);
+    }
+    const uint64_t off_lo = naddr == 2 ? std::min(offs[0], offs[1]) : offs[0];
+    const uint64_t off_hi = naddr == 2 ? std::max(offs[0], offs[1]) : offs[0];
+    if (uint64_t(amax) + off_hi + bytes <= x.lds_bytes()) {
+      lo = uint64_t(amin) + off_lo;
+      hi = uint64_t(amax) + off_hi + bytes;
+      for (int a = 0; a < naddr; ++a)
+        for (int k = 0; k < s.dwords; ++k)
+          for (int l = 0; l < kLanes; ++l) op->addr[l * 4 + a * s.dwords + k] = uint64_t(addr[l]) + offs[a] + 4 * k;
+      done = true;
+    }
+  }
+  for (uint64_t m = done ? 0 : exec; m; m &= m - 1) {
     const int l = __builtin_ctzll(m);
     for (int a = 0; a < (s.two_addresses ? 2 : 1); ++a) {
       const uint64_t base = s.two_addresses ? uint64_t(addr[l]) + uint64_t(a == 0 ? in.offset : in.offset1) * s.scale

@@ -73,9 +73,33 @@ U fminmax(U a, U b, bool ieee, bool is_max) {
   }
   return (is_max ? x > y : x < y) ? a : b;
 }
+}  // namespace
+
 uint32_t fmin32(uint32_t a, uint32_t b, bool ieee) { return fminmax(a, b, ieee, false); }
 uint32_t fmax32(uint32_t a, uint32_t b, bool ieee) { return fminmax(a, b, ieee, true); }
+
+namespace {
+
 uint64_t fminmax64(uint64_t a, uint64_t b, bool ieee, bool is_max) { return fminmax(a, b, ieee, is_max); }
+
+// Whether any of the 64 lanes holds a NaN (vectorizes).
+bool any_nan32(const uint32_t* v) {
+  uint32_t any = 0;
+  for (int l = 0; l < kLanes; ++l) any |= uint32_t((v[l] & 0x7FFFFFFFu) > 0x7F800000u);
+  return any != 0;
+}
+
+// v_min/v_max (two sources) or v_min3/v_max3 (three) of NaN-free lanes through the order keys,
+// in a plain loop that vectorizes.
+template <bool kMax, int kSources>
+void minmax_lanes(const uint32_t* __restrict a, const uint32_t* __restrict b, const uint32_t* __restrict c,
+                  uint32_t* __restrict out) {
+  for (int l = 0; l < kLanes; ++l) {
+    uint32_t r = kMax ? max_ordered(a[l], b[l]) : min_ordered(a[l], b[l]);
+    if (kSources == 3) r = kMax ? max_ordered(r, c[l]) : min_ordered(r, c[l]);
+    out[l] = r;
+  }
+}
 
 uint32_t med3_f32(uint32_t a, uint32_t b, uint32_t c, bool ieee) {
   if (is_nan32(a) || is_nan32(b) || is_nan32(c)) return fmin32(fmin32(a, b, ieee), c, ieee);
@@ -290,12 +314,14 @@ struct ValuExec {
   }
   const bool plain_out = plain_output();
   const bool flush_out = !(w.mode & (1u << 5));
-  uint32_t out_f32(uint32_t r) const {
-    output_modifiers_applied = true;
+  // Only an instruction with clamp or omod needs the flag set (execute_valu): the plain case
+  // stays a store-free expression that lane loops vectorize.
+  __attribute__((always_inline)) uint32_t out_f32(uint32_t r) const {
     if (plain_out) return flush_out ? flush32(r) : r;
     return out_f32_modified(r);
   }
-  uint32_t out_f32_modified(uint32_t r) const {
+  __attribute__((noinline)) uint32_t out_f32_modified(uint32_t r) const {
+    output_modifiers_applied = true;
     const uint8_t omod = in.enc == Encoding::kVop3 ? in.omod : in.is_sdwa ? in.sdwa.omod : 0;
     const bool clamp = in.enc == Encoding::kVop3 ? in.clamp : in.is_sdwa ? in.sdwa.clamp : false;
     // The hardware ignores omod when MODE.IEEE is set or f32 output denormals are enabled
@@ -319,7 +345,7 @@ struct ValuExec {
     if (!(w.mode & (1u << 5))) r = flush32(r);  // f32 output denormals off
     return r;
   }
-  uint32_t in_f32(uint32_t v) const { return (w.mode & (1u << 4)) ? v : flush32(v); }
+  __attribute__((always_inline)) uint32_t in_f32(uint32_t v) const { return (w.mode & (1u << 4)) ? v : flush32(v); }
 
   void check_round_mode() {
     if (w.mode & 0xF) x.fault(fmt::format("MODE round mode 0x{:x} is not modelled (only round-to-nearest-even)", w.mode & 0xF));
@@ -398,11 +424,16 @@ struct ValuExec {
     if (code == operand::kExecLo) w.valu_exec_write_clock = w.clock + 1;
   }
 
-  // Per-lane helpers.
+  // Per-lane helpers. One small function per expression (noinline): inside it GCC inlines the
+  // expression into the loop, which it does not do in the large family functions. With every
+  // lane written, the results go to a local array first: no store in the loop can alias the
+  // instruction's fields or MODE, whose tests then leave the loop and let it vectorize.
   template <typename F>
-  void lanes(F f) {
-    if (write_mask == ~0ull) {  // every lane: no per-lane test, the loop can vectorize
-      for (int l = 0; l < kLanes; ++l) res[l] = f(l);
+  __attribute__((noinline)) void lanes(F f) {
+    if (write_mask == ~0ull) {
+      alignas(64) uint32_t out[kLanes];
+      for (int l = 0; l < kLanes; ++l) out[l] = f(l);
+      std::memcpy(res, out, sizeof(out));
       return;
     }
     for (int l = 0; l < kLanes; ++l)
@@ -454,6 +485,19 @@ struct ValuExec {
   const uint32_t* A() { return src(0, info.src); }
   const uint32_t* B() { return src(1, info.src); }
   const uint32_t* C() { return src(2, info.src); }
+
+  // v_min/max(3)_f32 into res[] when no lane holds a NaN and MODE flushes no denormals
+  // (nearly always): the pseudocode's results without its per-lane branches. False: not taken.
+  bool minmax_fast(bool is_max, int sources) {
+    if (!plain_out || flush_out || !(w.mode & (1u << 4))) return false;
+    const uint32_t* a = A();
+    const uint32_t* b = B();
+    const uint32_t* c = sources == 3 ? C() : b;
+    if (any_nan32(a) || any_nan32(b) || any_nan32(c)) return false;
+    if (is_max) (sources == 3 ? minmax_lanes<true, 3> : minmax_lanes<true, 2>)(a, b, c, res);
+    else (sources == 3 ? minmax_lanes<false, 3> : minmax_lanes<false, 2>)(a, b, c, res);
+    return true;
+  }
 
   void run();
   bool run_vopc();
@@ -606,19 +650,23 @@ void ValuExec::run() {
   if (s == Step::kStore) store();
 }
 
+// Per-lane expressions are inlined into their lane loop whatever GCC's growth limits for this
+// large file say: a call per lane would keep the loop from vectorizing.
+#define LANE __attribute__((always_inline))
+
 // One lane loop for a one-, two- or three-source expression: of f32 values x0..x2 (inputs
 // and result through MODE's denormal flush and the output modifiers) or of u32 values u0..u2.
-#define F32_1(EXPR) { const uint32_t* a = A(); lanes([&](int l) { const float x0 = as_f32(in_f32(a[l])); (void)x0; return out_f32(as_u32(EXPR)); }); break; }
+#define F32_1(EXPR) { const uint32_t* a = A(); lanes([&](int l) LANE { const float x0 = as_f32(in_f32(a[l])); (void)x0; return out_f32(as_u32(EXPR)); }); break; }
 #define F32_2(EXPR) { const uint32_t* a = A(); const uint32_t* b = B(); \
-    lanes([&](int l) { const float x0 = as_f32(in_f32(a[l])), x1 = as_f32(in_f32(b[l])); return out_f32(as_u32(EXPR)); }); break; }
+    lanes([&](int l) LANE { const float x0 = as_f32(in_f32(a[l])), x1 = as_f32(in_f32(b[l])); return out_f32(as_u32(EXPR)); }); break; }
 #define F32_3(EXPR) { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); \
-    lanes([&](int l) { const float x0 = as_f32(in_f32(a[l])), x1 = as_f32(in_f32(b[l])), x2 = as_f32(in_f32(c[l])); \
+    lanes([&](int l) LANE { const float x0 = as_f32(in_f32(a[l])), x1 = as_f32(in_f32(b[l])), x2 = as_f32(in_f32(c[l])); \
                        return out_f32(as_u32(EXPR)); }); break; }
-#define U32_1(EXPR) { const uint32_t* a = A(); lanes([&](int l) { const uint32_t u0 = a[l]; return uint32_t(EXPR); }); break; }
+#define U32_1(EXPR) { const uint32_t* a = A(); lanes([&](int l) LANE { const uint32_t u0 = a[l]; return uint32_t(EXPR); }); break; }
 #define U32_2(EXPR) { const uint32_t* a = A(); const uint32_t* b = B(); \
-    lanes([&](int l) { const uint32_t u0 = a[l], u1 = b[l]; return uint32_t(EXPR); }); break; }
+    lanes([&](int l) LANE { const uint32_t u0 = a[l], u1 = b[l]; return uint32_t(EXPR); }); break; }
 #define U32_3(EXPR) { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); \
-    lanes([&](int l) { const uint32_t u0 = a[l], u1 = b[l], u2 = c[l]; return uint32_t(EXPR); }); break; }
+    lanes([&](int l) LANE { const uint32_t u0 = a[l], u1 = b[l], u2 = c[l]; return uint32_t(EXPR); }); break; }
 
 // Moves and lane access.
 ValuExec::Step ValuExec::run_moves() {
@@ -738,12 +786,16 @@ ValuExec::Step ValuExec::run_f32() {
     case op::V_FMAAK_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const float k = as_f32(in.literal);
       lanes([&](int l) { return out_f32(as_u32(std::fma(as_f32(in_f32(a[l])), as_f32(in_f32(b[l])), k))); }); break; }
     case op::V_MIN_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const bool ie = w.mode & kModeIeee;
+      if (minmax_fast(false, 2)) break;
       lanes([&](int l) { return out_f32(fmin32(in_f32(a[l]), in_f32(b[l]), ie)); }); break; }
     case op::V_MAX_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const bool ie = w.mode & kModeIeee;
+      if (minmax_fast(true, 2)) break;
       lanes([&](int l) { return out_f32(fmax32(in_f32(a[l]), in_f32(b[l]), ie)); }); break; }
     case op::V_MIN3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); const bool ie = w.mode & kModeIeee;
+      if (minmax_fast(false, 3)) break;
       lanes([&](int l) { return out_f32(fmin32(fmin32(in_f32(a[l]), in_f32(b[l]), ie), in_f32(c[l]), ie)); }); break; }
     case op::V_MAX3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); const bool ie = w.mode & kModeIeee;
+      if (minmax_fast(true, 3)) break;
       lanes([&](int l) { return out_f32(fmax32(fmax32(in_f32(a[l]), in_f32(b[l]), ie), in_f32(c[l]), ie)); }); break; }
     case op::V_MED3_F32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C(); const bool ie = w.mode & kModeIeee;
       lanes([&](int l) { return out_f32(med3_f32(in_f32(a[l]), in_f32(b[l]), in_f32(c[l]), ie)); }); break; }

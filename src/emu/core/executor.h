@@ -97,6 +97,7 @@ class Executor {
     if (offset + bytes > wg_.lds.size()) lds_out_of_range(offset, bytes, lane, write);
     return wg_.lds.data() + offset;
   }
+  uint64_t lds_bytes() const { return wg_.lds.size(); }
   [[noreturn]] void lds_out_of_range(uint64_t offset, uint32_t bytes, int lane, bool write) const;
 
   // Hazards (wait states, see hazards.cpp).

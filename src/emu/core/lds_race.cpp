@@ -36,7 +36,33 @@
 
 namespace zyfa::emu {
 
+void LdsRaceShadow::clear_boxes() {
+  for (int i = 0; i < kMaxWaves; ++i) read_box_[i] = write_box_[i] = Box{};
+  exact_only_ = false;
+}
+
+void LdsRaceShadow::note(uint32_t wave, uint64_t lo, uint64_t hi, bool write) {
+  if (wave >= kMaxWaves) {  // no box for it (a workgroup has at most 16 waves): no shortcut
+    exact_only_ = true;
+    return;
+  }
+  Box& b = (write ? write_box_ : read_box_)[wave];
+  b.lo = std::min(b.lo, lo);
+  b.hi = std::max(b.hi, hi);
+}
+
+bool LdsRaceShadow::cannot_race(uint32_t wave, uint64_t lo, uint64_t hi, bool write) const {
+  if (exact_only_ || wave >= kMaxWaves) return false;
+  for (int i = 0; i < kMaxWaves; ++i) {
+    if (uint32_t(i) == wave) continue;
+    if (write_box_[i].lo < hi && lo < write_box_[i].hi) return false;
+    if (write && read_box_[i].lo < hi && lo < read_box_[i].hi) return false;
+  }
+  return true;
+}
+
 void LdsRaceShadow::reset(size_t bytes) {
+  clear_boxes();
   bytes_ = bytes;
   const size_t dwords = (bytes + 3) / 4;
   dword_.assign(dwords, 0);
@@ -48,6 +74,7 @@ void LdsRaceShadow::reset(size_t bytes) {
 
 void LdsRaceShadow::next_epoch() {
   if (bytes_ == 0) return;
+  clear_boxes();
   // The tags hold the epoch in 10 bits: start over (everything before is ordered anyway).
   if (++epoch_ == kMaxEpoch) reset(bytes_);
 }
@@ -63,6 +90,7 @@ void LdsRaceShadow::race(Executor& x, uint32_t wave, uint64_t byte, Access kind,
 }
 
 void LdsRaceShadow::split(size_t d) {
+  exact_only_ = true;
   const uint32_t t = (dword_[d] >> kEpochShift) == epoch_ ? dword_[d] : 0;
   for (size_t b = 4 * d; b < 4 * d + 4; ++b) {
     byte_[b] = t;
@@ -116,8 +144,10 @@ void LdsRaceShadow::access(Executor& x, size_t lds_bytes, uint32_t wave, uint32_
   if (bytes_ != lds_bytes) reset(lds_bytes);
   for (size_t i = 0; i < n; ++i) {
     const uint64_t end = std::min<uint64_t>(ranges[i].end, lds_bytes);
-    if (ranges[i].begin < end)
+    if (ranges[i].begin < end) {
+      note(wave, ranges[i].begin, end, ranges[i].write);
       access_range(x, wave, pc, ranges[i].begin, end, ranges[i].write ? Access::kWrite : Access::kRead);
+    }
   }
 }
 
@@ -230,7 +260,7 @@ void record_groups(uint32_t* tags, uint32_t* pcs, const uint64_t* addr, uint64_t
 }  // namespace
 
 bool LdsRaceShadow::try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t pc, const uint64_t* addr,
-                                     uint64_t exec, int dwords, bool write) {
+                                     uint64_t exec, int dwords, bool write, uint64_t lo, uint64_t hi) {
   if (bytes_ != lds_bytes) reset(lds_bytes);
   const size_t n = lds_bytes / 4;  // whole dwords inside the LDS
   if (n == 0 || exec == 0 || dwords < 1 || dwords > 4) return false;
@@ -259,6 +289,22 @@ bool LdsRaceShadow::try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t p
   const uint32_t reader_mask = write ? (kReaders & ~bit) : 0;
   uint32_t* tags = dword_.data();
   uint32_t* pcs = dword_pc_.data();
+  // Nothing of another wave in reach (and every group inside the LDS, dword-aligned): the
+  // test below would pass, so only the record is made.
+  if (hi <= 4 * uint64_t(n) && lo < hi && cannot_race(wave, lo, hi, write)) {
+    uint64_t misaligned = 0;
+    for (uint64_t m = exec; m; m &= m - 1)
+      for (int c = 0; c < chunks; ++c) misaligned |= addr[__builtin_ctzll(m) * 4 + c * group];
+    if ((misaligned & 3) == 0) {
+      switch (group) {
+        case 4: record_groups<4>(tags, pcs, addr, exec, chunks, epoch_tag, me_tag, bit, pc, write); break;
+        case 2: record_groups<2>(tags, pcs, addr, exec, chunks, epoch_tag, me_tag, bit, pc, write); break;
+        default: record_groups<1>(tags, pcs, addr, exec, chunks, epoch_tag, me_tag, bit, pc, write); break;
+      }
+      note(wave, lo, hi, write);
+      return true;
+    }
+  }
   switch (group) {
     case 4:
       if (test_groups<4>(tags, n, addr, exec, chunks, epoch_tag, me_tag, reader_mask)) return false;
@@ -273,6 +319,7 @@ bool LdsRaceShadow::try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t p
       record_groups<1>(tags, pcs, addr, exec, chunks, epoch_tag, me_tag, bit, pc, write);
       break;
   }
+  note(wave, lo, hi, write);
   return true;
 }
 

@@ -27,8 +27,9 @@ class LdsRaceShadow {
   // address is dword-aligned inside the LDS, no dword is split and none races, the accesses
   // are recorded and the answer is true; otherwise nothing is recorded and the caller runs
   // access() (which reports a race exactly where the range-by-range check finds it).
+  // [lo, hi) bounds every byte of the instruction (PendingOp::box_lo/box_hi).
   bool try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t pc, const uint64_t* addr, uint64_t exec,
-                        int dwords, bool write);
+                        int dwords, bool write, uint64_t lo, uint64_t hi);
   // An s_barrier released: every access so far is ordered before every later one.
   void next_epoch();
 
@@ -39,6 +40,19 @@ class LdsRaceShadow {
   // so that a whole instruction's check is a few vector operations per eight dwords.
   static constexpr uint32_t kEpochShift = 22, kSplit = 1u << 21, kWriterShift = 16, kReaders = 0xFFFFu;
   static constexpr uint32_t kMaxEpoch = (1u << (32 - kEpochShift)) - 1;
+  // The bounding byte range of each wave's reads and of its writes in this epoch (lo >= hi:
+  // none). An access whose range meets none of another wave's ranges it could race with (its
+  // writes; for a write, its reads too), in an epoch without split dwords, cannot race: its
+  // tags need no test, only recording.
+  struct Box {
+    uint64_t lo = ~0ull, hi = 0;
+  };
+  static constexpr int kMaxWaves = 16;
+  Box read_box_[kMaxWaves], write_box_[kMaxWaves];
+  bool exact_only_ = false;  // a dword was split this epoch (or a wave had no box): no shortcut
+  void clear_boxes();
+  void note(uint32_t wave, uint64_t lo, uint64_t hi, bool write);
+  bool cannot_race(uint32_t wave, uint64_t lo, uint64_t hi, bool write) const;
   void reset(size_t bytes);
   void access_range(Executor& x, uint32_t wave, uint32_t pc, uint64_t begin, uint64_t end, Access kind);
   // Checks and records one tag (a dword, or a byte of a split dword) for the byte `byte`.

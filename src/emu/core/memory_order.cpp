@@ -145,7 +145,7 @@ void Executor::check_memory_order(PendingOp& op) {
     op.box_write[1] = write && hi > lo;
     if (race_checked && hi > lo &&
         !(bytes == 4 && wg_.lds_race.try_whole_dwords(wg_.lds.size(), w.id_in_group, op.pc, op.addr.data(), op.exec,
-                                                      op.dwords, write))) {
+                                                      op.dwords, write, lo, hi))) {
       const auto add = [&](uint64_t a, uint64_t e) {
         if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
           lds_ranges_.back().end = e;

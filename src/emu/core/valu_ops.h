@@ -22,4 +22,15 @@ struct ValuOpInfo {
 
 const ValuOpInfo& valu_op_info(uint16_t valu_op);
 
+// v_min_f32 / v_max_f32 of two f32 bit patterns as the CDNA4 pseudocode defines them, NaN
+// rules of MODE.IEEE included (exec_valu.cpp).
+uint32_t fmin32(uint32_t a, uint32_t b, bool ieee);
+uint32_t fmax32(uint32_t a, uint32_t b, bool ieee);
+
+// Without NaNs the same results follow the order of these keys (-0 below +0, equal keys only
+// for equal bits), which lane loops compare without branches.
+inline uint32_t order_key(uint32_t u) { return (u & 0x80000000u) ? ~u : (u | 0x80000000u); }
+inline uint32_t max_ordered(uint32_t a, uint32_t b) { return order_key(a) >= order_key(b) ? a : b; }
+inline uint32_t min_ordered(uint32_t a, uint32_t b) { return order_key(a) <= order_key(b) ? a : b; }
+
 }  // namespace zyfa::emu
