@@ -64,8 +64,10 @@ double CuMemory::share_of(uint64_t block) const {
 }
 
 VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
-  // The L2 share: loads move whole lines, stores the bytes written.
-  const double l2_bytes = a.store ? double(a.bytes) : double(a.line_count) * kCacheLineBytes;
+  // The L2 share: a line per line touched, loads and stores alike (a store of a few bytes to
+  // each of many lines takes as many L2 requests as a load of those lines), or the bytes
+  // written when a store's lines are not known.
+  const double l2_bytes = a.store && a.line_count == 0 ? double(a.bytes) : double(a.line_count) * kCacheLineBytes;
   const uint64_t occ = std::max<uint64_t>(1, uint64_t(std::ceil(l2_bytes / kL2BytesPerClkPerCu)));
   const uint64_t start = std::max(t, l2_free_);
   l2_free_ = start + occ;
@@ -80,10 +82,13 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
     const double share = a.store ? 1.0 : share_of(share_block(a.origin, line));
     ++lines;
     auto it = last_touch_.find(line);
-    const bool hit = !a.store && it != last_touch_.end() && touches_ - it->second < uint64_t(kL2LinesPerCu);
+    const bool resident = it != last_touch_.end() && touches_ - it->second < uint64_t(kL2LinesPerCu);
     last_touch_[line] = touches_++;
+    if (!resident) dirty_.erase(line);  // evicted since: written back, if it was dirty
+    // A load of a resident line hits; a store to a line already dirty merges with it.
+    const bool hit = a.store ? !dirty_.insert(line).second : resident;
     if (hit) {
-      ++own_hits;
+      if (!a.store) ++own_hits;
       continue;
     }
     hbm += kCacheLineBytes * share;
@@ -109,8 +114,14 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
   }
   // Keep the recency table to lines that can still hit.
   if (last_touch_.size() > size_t(8 * kL2LinesPerCu)) {
-    for (auto it = last_touch_.begin(); it != last_touch_.end();)
-      it = touches_ - it->second >= uint64_t(kL2LinesPerCu) ? last_touch_.erase(it) : std::next(it);
+    for (auto it = last_touch_.begin(); it != last_touch_.end();) {
+      if (touches_ - it->second < uint64_t(kL2LinesPerCu)) {
+        ++it;
+        continue;
+      }
+      dirty_.erase(it->first);
+      it = last_touch_.erase(it);
+    }
   }
   return {start, done};
 }

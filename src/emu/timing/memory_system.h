@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "emu/emulator.h"
@@ -80,6 +81,9 @@ class CuMemory {
   const HbmShare* share_;
   double hbm_rate_;
   std::unordered_map<uint64_t, uint64_t> last_touch_;  // line -> lines touched before it, last time
+  // Lines written since they came into the L2: a later store to one merges with the bytes
+  // already waiting for write-back (the L2 is write-back), so the line goes to HBM once.
+  std::unordered_set<uint64_t> dirty_;
   uint64_t touches_ = 0;
   uint64_t l2_free_ = 0;
   double hbm_free_ = 0;      // when HBM has served this CU's reads (and forced write-backs)
