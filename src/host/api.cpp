@@ -42,21 +42,6 @@ zyfa_status_t pick_backend(zyfa_handle_t handle, zyfa_backend_t requested, zyfa_
   return ZYFA_STATUS_SUCCESS;
 }
 
-// Varlen batches and more keys than queries run on the cpu and cuda backends so far; the
-// gfx950 backends (hip, emu) refuse them here, before any of their work, naming the field.
-zyfa_status_t check_lengths_supported(const zyfa::FwdProblem& p) {
-  if (p.backend == ZYFA_BACKEND_CPU || p.backend == ZYFA_BACKEND_CUDA) return ZYFA_STATUS_SUCCESS;
-  if (p.varlen())
-    return zyfa::fail(ZYFA_STATUS_NOT_SUPPORTED,
-                      "desc->cu_seqlens_q is set: varlen batches are not implemented on backend = {} (cpu and cuda have them)",
-                      zyfa_backend_name(p.backend));
-  if (p.seqlen_k != p.seqlen)
-    return zyfa::fail(ZYFA_STATUS_NOT_SUPPORTED,
-                      "k.shape[1] = {}: seqlen_k above seqlen_q = {} is not implemented on backend = {} (cpu and cuda have it)",
-                      p.seqlen_k, p.seqlen, zyfa_backend_name(p.backend));
-  return ZYFA_STATUS_SUCCESS;
-}
-
 // The common front of zyfa_fwd and zyfa_fwd_prepare: every field rule first (so a malformed
 // descriptor reads the same on every machine), then the backend the call runs on, what it
 // implements, and the prefix sums where they are host memory.
@@ -65,8 +50,6 @@ zyfa_status_t resolve_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc, zyf
   zyfa_status_t status = zyfa::validate_fwd(desc, problem);
   if (status != ZYFA_STATUS_SUCCESS) return status;
   status = pick_backend(handle, desc->backend, &problem->backend);
-  if (status != ZYFA_STATUS_SUCCESS) return status;
-  status = check_lengths_supported(*problem);
   if (status != ZYFA_STATUS_SUCCESS) return status;
   const bool host_memory = problem->backend == ZYFA_BACKEND_CPU || problem->backend == ZYFA_BACKEND_EMU;
   return host_memory && problem->batch != 0 ? zyfa::validate_fwd_lengths(*problem) : ZYFA_STATUS_SUCCESS;

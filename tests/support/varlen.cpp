@@ -316,6 +316,13 @@ std::string varlen_unseen_nan_difference(const VarlenConfig& c, const std::funct
   return compare_varlen_unseen(a, cut, clean.out.data(), clean.lse.data(), dirty_run.out.data(), dirty_run.lse.data());
 }
 
+Tolerance varlen_kernel_tolerance(const VarlenConfig& c) {
+  AttnConfig k = AttnConfig::of(c.dtype, c.d_qk, c.heads, c.heads_k, 128);
+  k.inputs = c.inputs;
+  k.std = c.std;
+  return kernel_tolerance(k);
+}
+
 std::vector<VarlenConfig> varlen_matrix() {
   const std::vector<int32_t> mixed = {0, 1, 67, 130, 5};
   const std::vector<int32_t> chunk_q = {1, 64, 37, 0, 100}, chunk_k = {200, 64, 101, 50, 300};

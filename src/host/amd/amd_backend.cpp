@@ -23,25 +23,62 @@ class Gfx950Policy final : public plan::ArchPolicy {
 
   JobTableParams job_table_params(const FwdProblem& p) override { return attn_job_table_params(p); }
 
-  size_t workspace_bytes(const FwdProblem&) override { return 0; }
+  // Varlen: the job table and its builder's scratch (built on the device by launch_fwd).
+  size_t workspace_bytes(const FwdProblem& p) override { return p.varlen() ? varlen_workspace(p).bytes : 0; }
 
   zyfa_status_t launch_fwd(const FwdProblem& p, const plan::FwdResources& r) override {
+    // The job table: the plan cache's uploaded one, or for varlen the workspace's, which the
+    // builder kernel writes from the prefix sums first, on the same stream.
+    const void* table = r.table.device;
+    size_t table_bytes = 0;
+    uint32_t grid = 0;
+    if (p.varlen()) {
+      if (zyfa_status_t s = launch_varlen_job_table(p, r.workspace); s != ZYFA_STATUS_SUCCESS) return s;
+      table = r.workspace;
+      table_bytes = varlen_workspace(p).table_bytes;
+      grid = static_cast<uint32_t>(varlen_shape(p).grid);
+    } else {
+      table_bytes = r.table.table->bytes();
+      grid = r.table.table->grid();
+    }
     const char* kernel = attn_kernel_name(p);
+    // The any-lengths kernels take the fixed-length arguments with their own after them.
+    const bool lengths = any_lengths(p);
+    const kernels::AttnLengthsArgs largs = lengths ? make_attn_lengths_args(p, table) : kernels::AttnLengthsArgs{};
+    const kernels::AttnFwdArgs args = lengths ? largs.f : make_attn_args(p, table);
+    const size_t args_size = lengths ? sizeof(largs) : sizeof(args);
     const CodeObject* co = nullptr;
-    if (zyfa_status_t s = kernel_code_object(kernel, sizeof(kernels::AttnFwdArgs), &co); s != ZYFA_STATUS_SUCCESS)
-      return s;
-    const kernels::AttnFwdArgs args = make_attn_args(p, r.table.device);
+    if (zyfa_status_t s = kernel_code_object(kernel, args_size, &co); s != ZYFA_STATUS_SUCCESS) return s;
     LaunchConfig cfg{};
     cfg.code_object = co;
     cfg.kernel = kernel;
-    cfg.grid[0] = r.table.table->grid();
+    cfg.grid[0] = grid;
     cfg.grid[1] = cfg.grid[2] = 1;
     cfg.block[0] = static_cast<uint32_t>(attn_kernel_shape(p).threads);
+    cfg.block[1] = cfg.block[2] = 1;
+    cfg.kernarg = lengths ? static_cast<const void*>(&largs) : static_cast<const void*>(&args);
+    cfg.kernarg_size = args_size;
+    cfg.stream = p.stream;
+    cfg.buffers = attn_buffers(p, table, table_bytes);
+    return device_->launch(cfg);
+  }
+
+  // One workgroup builds the varlen job table from the device prefix sums into the workspace.
+  zyfa_status_t launch_varlen_job_table(const FwdProblem& p, void* workspace) {
+    constexpr const char* kKernel = "varlen_job_table";
+    const kernels::VarlenJobTableArgs args = make_varlen_job_args(p, workspace);
+    const CodeObject* co = nullptr;
+    if (zyfa_status_t s = kernel_code_object(kKernel, sizeof(args), &co); s != ZYFA_STATUS_SUCCESS) return s;
+    LaunchConfig cfg{};
+    cfg.code_object = co;
+    cfg.kernel = kKernel;
+    cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 1;
+    cfg.block[0] = kernels::kVarlenJobThreads;
     cfg.block[1] = cfg.block[2] = 1;
     cfg.kernarg = &args;
     cfg.kernarg_size = sizeof(args);
     cfg.stream = p.stream;
-    cfg.buffers = attn_buffers(p, r.table.device, r.table.table->bytes());
+    cfg.buffers = varlen_job_buffers(p, workspace);
     return device_->launch(cfg);
   }
 

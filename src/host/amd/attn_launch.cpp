@@ -1,5 +1,6 @@
 #include "host/amd/attn_launch.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string_view>
@@ -17,6 +18,8 @@ namespace {
 size_t elem_bytes(zyfa_dtype_t t) { return t == ZYFA_DTYPE_FP8_E4M3 ? 1 : 2; }
 
 uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
+
+const char* any_lengths_kernel(const FwdProblem& p);
 
 size_t descale_extent(const Descale& d, const FwdProblem& p) {
   if (d.kind != ZYFA_DESCALE_DEVICE) return 0;
@@ -54,6 +57,22 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
       return fail(ZYFA_STATUS_NOT_SUPPORTED,
                   "backend = {}: out.stride[{}] = {}: the gfx950 kernels need output strides that are multiples of 4",
                   backend, i, p.out.stride[i]);
+  if (any_lengths(p)) {
+    const char* what = p.varlen() ? "varlen batches" : "seqlen_k above seqlen_q";
+    if (p.in_dtype == ZYFA_DTYPE_FP8_E4M3 && p.d_qk == 128)
+      return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: q.dtype = FP8_E4M3 with head_dim 128: {} are not implemented on the gfx950 kernels yet",
+                  backend, what);
+    if (!any_lengths_kernel(p))
+      return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                  "backend = {}: v.stride[1] = {}: {} run on the gfx950 ping-pong kernels only, which need 16-byte "
+                  "aligned k and v rows within 32-bit offsets of a sequence's first row",
+                  backend, p.v.stride[1], what);
+    if (p.varlen() && (p.batch >= INT32_MAX / 2 || varlen::table_words(varlen_shape(p)) > (uint64_t{1} << 29)))
+      return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                  "backend = {}: desc->varlen_batch = {} with max_seqlen_q = {} and {} heads: above the varlen job "
+                  "table's 2 GiB",
+                  backend, p.batch, p.seqlen, p.heads);
+  }
   return ZYFA_STATUS_SUCCESS;
 }
 
@@ -94,20 +113,37 @@ bool rows_16_aligned(const View& v, int elem_bytes) {
 // pieces (into LDS), and address K and V rows with a 32-bit byte offset from the (batch, head)
 // base, up to the row's last element; other views run on the baseline kernels. The FP8 one
 // reads K rows by LDS DMA in 16- and 4-byte pieces as well (the baseline gathers V by bytes).
+// (Varlen: the offset of a sequence's rows from its first, bounded by the packed tensor.)
 bool fits_pingpong_gfx950(const FwdProblem& p, int elem_bytes) {
   if (!rows_16_aligned(p.v, elem_bytes)) return false;
   if (elem_bytes == 1 && !rows_16_aligned(p.k, elem_bytes)) return false;
   constexpr int64_t kLimit = int64_t{1} << 32;
+  const int64_t rows = p.varlen() ? p.total_k : p.seqlen_k;
   const struct { const View& v; int64_t row; } kv[2] = {{p.k, p.d_qk}, {p.v, p.d_v}};
   for (const auto& x : kv)
-    if (x.v.stride[1] < 0 || elem_bytes * ((p.seqlen - 1) * x.v.stride[1] + x.row) >= kLimit) return false;
+    if (x.v.stride[1] < 0 || elem_bytes * ((rows - 1) * x.v.stride[1] + x.row) >= kLimit) return false;
   return true;
+}
+
+// The any-lengths kernel of a problem, or null: the ping-pong kernels' (BF16 d 128 and
+// 192/128, FP8 d 192/128) where their row alignment and offsets allow.
+const char* any_lengths_kernel(const FwdProblem& p) {
+  const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
+  if (!fits_pingpong_gfx950(p, fp8 ? 1 : 2)) return nullptr;
+  if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192_gfx950_varlen" : "attn_fwd_bf16_d192_gfx950_varlen";
+  return fp8 ? nullptr : "attn_fwd_bf16_d128_gfx950_varlen";
 }
 
 }  // namespace
 
+bool any_lengths(const FwdProblem& p) { return p.varlen() || p.seqlen_k != p.seqlen; }
+
 const char* attn_kernel_name(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
+  if (any_lengths(p)) {
+    const char* name = any_lengths_kernel(p);
+    return name ? name : "";  // refused by check_attn_supported
+  }
   if (p.d_qk == 192 && fp8) return fits_pingpong_gfx950(p, 1) ? "attn_fwd_fp8_d192_gfx950" : "attn_fwd_fp8_d192";
   if (p.d_qk == 192) return fits_pingpong_gfx950(p, 2) ? "attn_fwd_bf16_d192_gfx950" : "attn_fwd_bf16_d192";
   if (!fp8) return fits_pingpong_gfx950(p, 2) ? "attn_fwd_bf16_d128_gfx950" : "attn_fwd_bf16_d128";
@@ -119,9 +155,11 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
   namespace pp = kernels::bf16_d128_gfx950;
   namespace pp192 = kernels::bf16_d192_gfx950;
   const std::string_view name = attn_kernel_name(p);
-  if (name == "attn_fwd_bf16_d128_gfx950") return {pp::kTileRows, pp::kThreads};
-  if (name == "attn_fwd_bf16_d192_gfx950") return {pp192::kTileRows, pp192::kThreads};
-  if (name == "attn_fwd_fp8_d192_gfx950")
+  if (name == "attn_fwd_bf16_d128_gfx950" || name == "attn_fwd_bf16_d128_gfx950_varlen")
+    return {pp::kTileRows, pp::kThreads};
+  if (name == "attn_fwd_bf16_d192_gfx950" || name == "attn_fwd_bf16_d192_gfx950_varlen")
+    return {pp192::kTileRows, pp192::kThreads};
+  if (name == "attn_fwd_fp8_d192_gfx950" || name == "attn_fwd_fp8_d192_gfx950_varlen")
     return {kernels::fp8_d192_gfx950::kTileRows, kernels::fp8_d192_gfx950::kThreads};
   // The generated FP8 d = 128 kernel fits two workgroups per CU (256 registers per lane, two
   // waves per SIMD): one wave's MFMAs run under the other's softmax.
@@ -178,14 +216,77 @@ kernels::AttnFwdArgs make_attn_args(const FwdProblem& p, const void* job_table) 
   a.heads = static_cast<int32_t>(p.heads);
   a.heads_k = static_cast<int32_t>(p.heads_k);
   const int64_t tile_rows = attn_kernel_shape(p).tile_rows;
-  const int64_t n_tiles = (p.seqlen + tile_rows - 1) / tile_rows;
+  // (A varlen call's max_seqlen_q may be 0: no tile, a divisor of 1.)
+  const int64_t n_tiles = std::max<int64_t>(1, (p.seqlen + tile_rows - 1) / tile_rows);
   a.div_n_tiles = kernels::make_fast_div(static_cast<uint32_t>(n_tiles));
   a.div_heads = kernels::make_fast_div(static_cast<uint32_t>(p.heads));
   a.div_group = kernels::make_fast_div(static_cast<uint32_t>(p.heads / p.heads_k));
   return a;
 }
 
+kernels::AttnLengthsArgs make_attn_lengths_args(const FwdProblem& p, const void* job_table) {
+  kernels::AttnLengthsArgs a{};
+  a.f = make_attn_args(p, job_table);
+  a.cu_seqlens_q = address(p.cu_seqlens_q);
+  a.cu_seqlens_k = address(p.cu_seqlens_k);
+  a.total_q = p.total_q;
+  a.total_k = p.total_k;
+  a.lse_rows = p.varlen() ? p.total_q : p.seqlen;
+  a.seqlen_k = static_cast<int32_t>(p.seqlen_k);
+  return a;
+}
+
+varlen::Shape varlen_shape(const FwdProblem& p) {
+  varlen::Shape s{};
+  s.batch = static_cast<int32_t>(p.batch);
+  s.heads = static_cast<int32_t>(p.heads);
+  const AttnKernelShape k = attn_kernel_shape(p);
+  s.tile_rows = k.tile_rows;
+  s.block_n = kernels::bf16_d128_gfx950::kKeyBlock;  // every ping-pong kernel's key block
+  s.max_q = static_cast<int32_t>(p.seqlen);
+  s.max_k = static_cast<int32_t>(p.seqlen_k);
+  s.total_q = p.total_q;
+  s.total_k = p.total_k;
+  // As many workgroups as the CUs hold at once (attn_job_table_params), fewer when the
+  // maxima allow fewer jobs.
+  s.grid = 1;
+  const uint64_t jobs = varlen::job_capacity(s), resident = uint64_t{256} * k.workgroups_per_cu;
+  s.grid = static_cast<int32_t>(jobs < resident ? (jobs > 0 ? jobs : 1) : resident);
+  return s;
+}
+
+VarlenWorkspace varlen_workspace(const FwdProblem& p) {
+  const varlen::Shape s = varlen_shape(p);
+  const auto align = [](uint64_t x) { return static_cast<size_t>((x + 255) / 256 * 256); };
+  VarlenWorkspace w;
+  w.table_bytes = static_cast<size_t>(varlen::table_words(s) * sizeof(uint32_t));
+  w.scratch_offset = align(w.table_bytes);
+  w.bytes = w.scratch_offset + align(varlen::scratch_bytes(s));
+  return w;
+}
+
+kernels::VarlenJobTableArgs make_varlen_job_args(const FwdProblem& p, void* workspace) {
+  kernels::VarlenJobTableArgs a{};
+  a.cu_seqlens_q = address(p.cu_seqlens_q);
+  a.cu_seqlens_k = address(p.cu_seqlens_k);
+  a.table = address(workspace);
+  a.scratch = address(workspace) + varlen_workspace(p).scratch_offset;
+  a.shape = varlen_shape(p);
+  return a;
+}
+
+std::vector<MemRange> varlen_job_buffers(const FwdProblem& p, void* workspace) {
+  const VarlenWorkspace w = varlen_workspace(p);
+  const size_t cu_bytes = static_cast<size_t>(p.batch + 1) * sizeof(int32_t);
+  return {{p.cu_seqlens_q, cu_bytes, false},
+          {p.cu_seqlens_k, cu_bytes, false},
+          {workspace, w.table_bytes, true},
+          {static_cast<char*>(workspace) + w.scratch_offset, w.bytes - w.scratch_offset, true}};
+}
+
 size_t view_extent_bytes(const View& v, const int64_t shape[4], size_t eb) {
+  for (int i = 0; i < 4; ++i)
+    if (shape[i] == 0) return 0;  // (a varlen tensor of no row)
   int64_t last = 0;
   for (int i = 0; i < 4; ++i) last += (shape[i] - 1) * v.stride[i];
   return static_cast<size_t>(last + 1) * eb;
@@ -193,10 +294,13 @@ size_t view_extent_bytes(const View& v, const int64_t shape[4], size_t eb) {
 
 std::vector<MemRange> attn_buffers(const FwdProblem& p, const void* job_table, size_t job_table_bytes) {
   const size_t eb = elem_bytes(p.in_dtype);
-  const int64_t qs[4] = {p.batch, p.seqlen, p.heads, p.d_qk};
-  const int64_t ks[4] = {p.batch, p.seqlen, p.heads_k, p.d_qk};
-  const int64_t vs[4] = {p.batch, p.seqlen, p.heads_k, p.d_v};
-  const int64_t os[4] = {p.batch, p.seqlen, p.heads, p.d_v};
+  // Varlen: the packed (1, total, heads, d) tensors.
+  const int64_t nb = p.varlen() ? 1 : p.batch;
+  const int64_t sq = p.varlen() ? p.total_q : p.seqlen, sk = p.varlen() ? p.total_k : p.seqlen_k;
+  const int64_t qs[4] = {nb, sq, p.heads, p.d_qk};
+  const int64_t ks[4] = {nb, sk, p.heads_k, p.d_qk};
+  const int64_t vs[4] = {nb, sk, p.heads_k, p.d_v};
+  const int64_t os[4] = {nb, sq, p.heads, p.d_v};
   std::vector<MemRange> b = {
       {p.q.data, view_extent_bytes(p.q, qs, eb), false},
       {p.k.data, view_extent_bytes(p.k, ks, eb), false},
@@ -204,7 +308,12 @@ std::vector<MemRange> attn_buffers(const FwdProblem& p, const void* job_table, s
       {p.out.data, view_extent_bytes(p.out, os, 2), true},
       {job_table, job_table_bytes, false},
   };
-  if (p.lse) b.push_back({p.lse, static_cast<size_t>(p.batch * p.heads * p.seqlen) * sizeof(float), true});
+  if (p.lse) b.push_back({p.lse, static_cast<size_t>(nb * p.heads * sq) * sizeof(float), true});
+  if (p.varlen()) {
+    const size_t cu_bytes = static_cast<size_t>(p.batch + 1) * sizeof(int32_t);
+    b.push_back({p.cu_seqlens_q, cu_bytes, false});
+    b.push_back({p.cu_seqlens_k, cu_bytes, false});
+  }
   const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
   for (const Descale* d : ds)
     if (d->kind == ZYFA_DESCALE_DEVICE) b.push_back({d->ptr, descale_extent(*d, p), false});

@@ -13,3 +13,10 @@ extern "C" __global__ __launch_bounds__(zyfa::kernels::bf16_d192_gfx950::kThread
   __shared__ zyfa::kernels::Lds<zyfa::kernels::bf16_d192_gfx950::kDqk> lds;
   zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Bf16Kernel<zyfa::kernels::bf16_d192_gfx950::kDqk>>(lds);
 }
+
+// The same kernel for varlen batches and seqlen_k > seqlen_q (attn_fwd_lengths_args.h).
+extern "C" __global__ __launch_bounds__(zyfa::kernels::bf16_d192_gfx950::kThreads) void
+attn_fwd_bf16_d192_gfx950_varlen(zyfa::kernels::AttnLengthsArgs) {
+  __shared__ zyfa::kernels::Lds<zyfa::kernels::bf16_d192_gfx950::kDqk> lds;
+  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Bf16Kernel<zyfa::kernels::bf16_d192_gfx950::kDqk, true>>(lds);
+}

@@ -51,8 +51,10 @@
 // are read as 0; the rows at or after the smallest such key are made NaN, as in the baseline.
 #pragma once
 
+#include "../varlen/varlen_jobs.h"
 #include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "attn_fwd_common.h"
+#include "attn_fwd_lengths_args.h"
 
 namespace zyfa::kernels {
 namespace {
@@ -314,7 +316,7 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
 // The first half of the softmax of the scores of block jb (keys 64 jb .. 64 jb + 63), the
 // same for every element type: masked, scaled, the row's maximum of the block (returned) and
 // the lazy rescale of m, the row sum and the output.
-template <class W>
+template <bool kAny, class W>
 __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const int kb = jb * kKeyBlock;
   // Only a block that reaches past the wave's first row holds keys some of its rows must not
@@ -353,7 +355,10 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const bool grow = mx > w.m + 0.5f;
   if (__builtin_amdgcn_ballot_w64(grow) != 0) {
     const float m_new = grow ? mx : w.m;
-    const float alpha = __builtin_amdgcn_exp2f(w.m - m_new);
+    float alpha = __builtin_amdgcn_exp2f(w.m - m_new);
+    // Any lengths: a row that sees no key keeps m = -inf, and exp2(-inf + inf) would make its
+    // zero sums NaN.
+    if constexpr (kAny) alpha = m_new == -__builtin_inff() ? 1.0f : alpha;
     w.m = m_new;
     w.l *= alpha;
 #pragma unroll
@@ -363,12 +368,15 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
 }
 
 // Softmax of the scores of block jb into P (BF16), with the lazy rescale.
-template <int kDqk>
+template <bool kAny, int kDqk>
 __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
-  block_max_rescale(w, jb);
+  block_max_rescale<kAny>(w, jb);
   // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does). The pair
   // is opaque to the compiler, which otherwise splits the packed add into two v_sub.
   f32x2 neg_m = {-w.m, -w.m};
+  // With fewer keys than queries a row may see no key: its m stays -inf and its
+  // probabilities must be 0 (exp2(-inf - 0)), not exp2(-inf + inf).
+  if constexpr (kAny) neg_m = w.m == -__builtin_inff() ? f32x2{0.0f, 0.0f} : neg_m;
   asm volatile("" : "+v"(neg_m));
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
@@ -395,9 +403,11 @@ __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
     }
 }
 
-// The BF16 parts of the ping-pong kernel (attn_tile's K), d_qk 128 or 192.
-template <int kDqk>
+// The BF16 parts of the ping-pong kernel (attn_tile's K), d_qk 128 or 192; kAny: the
+// any-lengths instantiation (varlen batches, seqlen_k > seqlen_q; see SeqGeom).
+template <int kDqk, bool kAny = false>
 struct Bf16Kernel {
+  static constexpr bool kAnyLengths = kAny;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -458,13 +468,72 @@ struct Bf16Kernel {
     zyfa::kernels::scores(w, q, kbuf);
   }
   __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) { zyfa::kernels::pv(w, vbuf); }
-  __device__ static __forceinline__ void softmax(Wave& w, int jb) { softmax_block(w, jb); }
+  __device__ static __forceinline__ void softmax(Wave& w, int jb) { softmax_block<kAny>(w, jb); }
   __device__ static __forceinline__ float out_scale(const Wave&) { return 1.0f; }
   __device__ static __forceinline__ float row_sum(const Wave& w) {
     const f32x2 ls = both_halves(w.l[0] + w.l[1]);
     return ls[0] + ls[1];
   }
 };
+
+// Where a tile's sequence lies and what it sees. Fixed lengths: sequence b of the tensors'
+// batch, seqlen queries and as many keys (the any-lengths kernels: seqlen_k keys). Varlen: rows
+// cu_seqlens[b] .. cu_seqlens[b + 1] of the packed tensors (batch 0), clamped into the tensors
+// and the maxima by varlen::span_of, so that bad device prefix sums move no access out of q,
+// k, v, out or lse. Query i sees keys j <= i + shift (bottom-right causal); a row with
+// i + shift < 0 sees none.
+struct SeqGeom {
+  int lq, lk;     // queries and keys of the sequence
+  int shift;      // lk - lq
+  int bt;         // the tensors' batch index
+  int64_t q_row;  // the sequence's first row in q/out, and in k/v
+  int64_t k_row;
+};
+
+using LengthsKernargPtr = __attribute__((address_space(4))) const AttnLengthsArgs*;
+
+template <bool kAny, class Args>
+__device__ __forceinline__ SeqGeom seq_geom(const Args& a, int b) {
+  SeqGeom g{a.seqlen, a.seqlen, 0, b, 0, 0};
+  if constexpr (kAny) {
+    LengthsKernargPtr xp = (LengthsKernargPtr)__builtin_amdgcn_kernarg_segment_ptr();
+    asm volatile("" : "+s"(xp));
+    const auto& x = *xp;
+    g.lk = x.seqlen_k;
+    if (x.cu_seqlens_q != 0) {
+      // Scalar loads (the constant address space): the prefix sums are not written while
+      // the kernel runs.
+      using cptr = __attribute__((address_space(4))) const int32_t*;
+      const cptr cq = reinterpret_cast<cptr>(x.cu_seqlens_q), ck = reinterpret_cast<cptr>(x.cu_seqlens_k);
+      const varlen::Span sq = varlen::span_of(cq[b], cq[b + 1], x.total_q, a.seqlen);
+      const varlen::Span sk = varlen::span_of(ck[b], ck[b + 1], x.total_k, x.seqlen_k);
+      g.lq = sq.length;
+      g.lk = sk.length;
+      g.bt = 0;
+      g.q_row = sq.start;
+      g.k_row = sk.start;
+    }
+    g.shift = g.lk - g.lq;
+  }
+  return g;
+}
+
+// The LSE's rows per (batch, head): seqlen, or total_q for varlen (AttnLengthsArgs::lse_rows).
+template <bool kAny, class Args>
+__device__ __forceinline__ int64_t lse_rows(const Args& a) {
+  if constexpr (!kAny) return a.seqlen;
+  LengthsKernargPtr xp = (LengthsKernargPtr)__builtin_amdgcn_kernarg_segment_ptr();
+  return xp->lse_rows;
+}
+
+// Key blocks that rows first_row .. first_row + rows - 1 of the sequence see (rows past the
+// sequence see nothing): through the last row's last key, within the keys.
+template <bool kAny>
+__device__ __forceinline__ int key_blocks(const SeqGeom& g, int first_row, int rows) {
+  if constexpr (!kAny) return (min(g.lq, first_row + rows) + kKeyBlock - 1) / kKeyBlock;
+  const int end = min(g.lk, min(g.lq, first_row + rows) + g.shift);  // one past the last key
+  return end > 0 ? (end + kKeyBlock - 1) / kKeyBlock : 0;
+}
 
 // The loads that start a tile: its rows of Q^T (as stored: the sign of a negative scale is
 // applied once they have arrived) and its K blocks 0-2 into K buffers 0-2. Issued by the
@@ -477,16 +546,23 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
   const auto& a = *ap;
-  const int seqlen = a.seqlen;
+  constexpr bool kAny = K::kAnyLengths;
   const TileCoords tc = tile_coords(a, tile_word, n_tiles);
+  const SeqGeom g = seq_geom<kAny>(a, tc.b);
+  const int seqlen = g.lk;
   const int tile_q0 = tc.tile * kTileRows;
-  const int n = (min(seqlen, tile_q0 + kTileRows) + kKeyBlock - 1) / kKeyBlock;
-  const int qload = min(tile_q0 + wave * kWaveRows + (lane & 31), seqlen - 1);
+  const int n = key_blocks<kAny>(g, tile_q0, kTileRows);
+  const int qload = min(tile_q0 + wave * kWaveRows + (lane & 31), g.lq - 1);
+  // (Fixed lengths: the expressions of the fixed-length kernels, which compile as before.)
   const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
-      (tc.b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + tc.h * a.q_stride[2]) * K::kElemBytes;
+      (kAny ? g.bt * a.q_stride[0] + (g.q_row + qload) * a.q_stride[1] + tc.h * a.q_stride[2]
+            : tc.b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + tc.h * a.q_stride[2]) *
+          K::kElemBytes;
   K::load_q(q, qbase, lane >> 5);
-  const gptr<const uint8_t> kbase =
-      global<const uint8_t>(a.k) + (tc.b * a.k_stride[0] + tc.hk * a.k_stride[2]) * K::kElemBytes;
+  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) +
+      (kAny ? g.bt * a.k_stride[0] + g.k_row * a.k_stride[1] + tc.hk * a.k_stride[2]
+            : tc.b * a.k_stride[0] + tc.hk * a.k_stride[2]) *
+          K::kElemBytes;
   const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * K::kElemBytes);
 #pragma unroll
   for (int i = 0; i < 3; ++i) {
@@ -511,33 +587,47 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // Opaque per tile: values derived from the wave index (its row offset, LDS offsets) are
   // otherwise hoisted out of the tile loop and held in scalar registers (spilled).
   asm volatile("" : "+s"(wave));
+  constexpr bool kAny = K::kAnyLengths;
+  // Any lengths: the lane masks of the tile (tid == 0, the row's first half) recomputed per
+  // tile from an opaque lane id; held across the persistent loop like the fixed-length
+  // kernels', they took the scalar registers that the sequence's geometry needs (spilled).
+  if constexpr (kAny) asm volatile("" : "+v"(tid), "+v"(lane));
   const auto& a = *ap;
-  const int seqlen = a.seqlen;
   const TileCoords tc = tile_coords(a, tile_word, n_tiles);
   const int b = tc.b, h = tc.h, hk = tc.hk, tile = tc.tile;
+  const SeqGeom sg = seq_geom<kAny>(a, b);
+  const int seqlen = sg.lk;  // K and V rows are clamped to the sequence's last key
   const int tile_q0 = tile * kTileRows;
   const int q0 = tile_q0 + wave * kWaveRows;
 
   // Blocks of the tile (all waves load them) and of this wave (the ones it computes; the
-  // last holds its diagonal; none when its rows are all past the sequence).
-  const int key_end = min(seqlen, tile_q0 + kTileRows);
-  const int n = (key_end + kKeyBlock - 1) / kKeyBlock;
-  const int n_w = q0 < seqlen ? min(q0 + kWaveRows - 1, seqlen - 1) / kKeyBlock + 1 : 0;
+  // last holds its diagonal; none when its rows are all past the sequence, or see no key).
+  // Any lengths: n_w = -1 when the tile sees no key (n = 0), so that the last iteration
+  // (j = n - 1) computes nothing either.
+  const int n = key_blocks<kAny>(sg, tile_q0, kTileRows);
+  int n_w;
+  if constexpr (kAny)
+    n_w = n == 0 ? -1 : (q0 < sg.lq ? key_blocks<kAny>(sg, q0, kWaveRows) : 0);
+  else
+    n_w = q0 < seqlen ? min(q0 + kWaveRows - 1, seqlen - 1) / kKeyBlock + 1 : 0;
 
   typename K::Wave w;
   w.lane = lane;
   w.half = lane >> 5;
   w.ql = lane & 31;
-  w.qrow = q0 + w.ql;
-  w.q0 = q0;
-  const bool qvalid = w.qrow < seqlen;
+  // The mask's rows are in key space: row i's last key is i + shift.
+  w.qrow = q0 + w.ql + sg.shift;
+  w.q0 = q0 + sg.shift;
+  const bool qvalid = (kAny ? q0 + w.ql : w.qrow) < sg.lq;
   // The score scale, the LDS read offsets (and the descales) of the element type; the sign
   // flip of Q^T that a negative score scale asks for.
   const uint32_t q_sign = K::setup(w, a, tc);
 
   constexpr int kElem = K::kElemBytes;
-  const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) + (b * a.k_stride[0] + hk * a.k_stride[2]) * kElem;
-  const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) + (b * a.v_stride[0] + hk * a.v_stride[2]) * kElem;
+  const gptr<const uint8_t> kbase =
+      global<const uint8_t>(a.k) + (sg.bt * a.k_stride[0] + sg.k_row * a.k_stride[1] + hk * a.k_stride[2]) * kElem;
+  const gptr<const uint8_t> vbase =
+      global<const uint8_t>(a.v) + (sg.bt * a.v_stride[0] + sg.k_row * a.v_stride[1] + hk * a.v_stride[2]) * kElem;
   const uint32_t k_row = static_cast<uint32_t>(a.k_stride[1] * kElem);
   const uint32_t v_row = static_cast<uint32_t>(a.v_stride[1] * kElem);
   // Every register of the state defined at the start of the tile: left undefined on the paths
@@ -565,7 +655,10 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   };
   const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, K::kKBlockBytes); };
   const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i, K::kVBlockBytes); };
-  const auto v_staged = [&](int i) { return i * kKeyBlock >= tile_q0; };
+  // Any lengths: the blocks past the first row's last key (keys past the sequence among them).
+  const auto v_staged = [&](int i) {
+    return kAny ? i * kKeyBlock + kKeyBlock - 1 > tile_q0 + sg.shift : i * kKeyBlock >= tile_q0;
+  };
 
   // Prologue: the previous tile's LDS accesses are over; reset the NaN slot; Q^T, K_0, K_1,
   // K_2 (loaded here or started by the previous tile) and V_0 complete, V_1 in flight or
@@ -574,17 +667,22 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   if (tid == 0) *bad_slot = 0x7FFFFFFFu;
   if (!prefetched) start_tile_loads<K>(q, kbuf, tile_word, n_tiles, wave, lane);
   typename K::Stage vs;
-  if (v_staged(0))
-    K::load_v(vs, vbase, v_row, 0, seqlen, tid);
-  else
-    K::dma_v(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
+  // (Any lengths: a tile whose rows see no key, n = 0, loads nothing: its sequence may have
+  // no key.)
+  const bool any_keys = !kAny || n > 0;
+  if (any_keys) {
+    if (v_staged(0))
+      K::load_v(vs, vbase, v_row, 0, seqlen, tid);
+    else
+      K::dma_v(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
+  }
   K::wait_loads(false, false);
   // Q^T has arrived; the sign flip here is also where the compiler waits for it (nothing else
   // is in flight), not before the first scores, after V_1's loads.
 #pragma unroll
   for (auto& x : q) x ^= q_sign;
   barrier();
-  if (v_staged(0)) {
+  if (any_keys && v_staged(0)) {
     K::sanitize_v(vs, 0, seqlen, tid, bad_slot);
     K::store_v(vbuf_of(0), vs, tid);
   }
@@ -650,16 +748,24 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // The output's factor besides 1 / row sum (FP8: V's descale, after the MFMA guard).
   const float o_scale = K::out_scale(w);
   const float l_row = K::row_sum(w);  // the same sum in both lanes of the row
-  const bool saw_bad_v = static_cast<uint32_t>(w.qrow) >= *bad_slot;
+  // (Any lengths: w.qrow, the row's last key, may be negative: a signed comparison.)
+  const bool saw_bad_v = kAny ? w.qrow >= static_cast<int>(*bad_slot) : static_cast<uint32_t>(w.qrow) >= *bad_slot;
   if (!qvalid) return;
-  const float inv = saw_bad_v ? __builtin_nanf("") : o_scale * __builtin_amdgcn_rcpf(l_row);
+  float inv = saw_bad_v ? __builtin_nanf("") : o_scale * __builtin_amdgcn_rcpf(l_row);
+  // A row that saw no key (row sum 0) is zeros, its LSE -inf (m = -inf).
+  if constexpr (kAny) inv = l_row == 0.0f && !saw_bad_v ? 0.0f : inv;
   // The output arguments read afresh here: held through the key loop they took scalar
   // registers that the loop needs (SGPR spills).
   KernargPtr ep = kernargs();
   asm volatile("" : "+s"(ep));
   const auto& e = *ep;
+  // The sequence's rows read afresh as well (scalar loads), for the same reason.
+  const SeqGeom so = seq_geom<kAny>(e, b);
+  const int64_t orow_index = kAny ? so.q_row + q0 + w.ql : static_cast<int64_t>(w.qrow);
   const gptr<uint8_t> orow = global<uint8_t>(e.out) +
-      (b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) * 2;
+      (kAny ? so.bt * e.o_stride[0] + orow_index * e.o_stride[1] + h * e.o_stride[2]
+            : b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) *
+          2;
 #pragma unroll
   for (int jd = 0; jd < 4; ++jd)
 #pragma unroll
@@ -671,7 +777,8 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     }
   if (e.lse != 0 && w.half == 0) {
     // Natural-log sum-exp of the scaled scores: ln 2 * (m + log2(sum 2^(x - m))).
-    global<float>(e.lse)[(static_cast<int64_t>(b) * e.heads + h) * e.seqlen + w.qrow] =
+    global<float>(e.lse)[kAny ? (static_cast<int64_t>(so.bt) * e.heads + h) * lse_rows<kAny>(e) + orow_index
+                              : (static_cast<int64_t>(b) * e.heads + h) * e.seqlen + w.qrow] =
         0.69314718055994531f * (w.m + __builtin_amdgcn_logf(l_row));
   }
 }

@@ -89,7 +89,10 @@ struct Fp8Stage {
   u32x4 x;
 };
 
+// kAny: the any-lengths instantiation (varlen batches, seqlen_k > seqlen_q; see SeqGeom).
+template <bool kAny = false>
 struct Fp8Kernel {
+  static constexpr bool kAnyLengths = kAny;
   using Lds = Fp8Lds;
   using Wave = Fp8Wave;
   using QRegs = Fp8QRegs;
@@ -227,7 +230,7 @@ struct Fp8Kernel {
   // Softmax of the scores of block jb into P (e4m3 codes and their scale).
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
     xdl16_read_guard();  // the scores' and P·V's MFMAs wrote s and o
-    const float mx = block_max_rescale(w, jb);
+    const float mx = block_max_rescale<kAny>(w, jb);
     // The scaled scores as rounded: opaque, so that the compiler cannot fuse their product
     // with the shift below into one multiply-add, whose unrounded product differs from the
     // rounded maximum by up to 2^39 for scores near 2^64 (exp2 of that is 0 or inf).
@@ -235,6 +238,8 @@ struct Fp8Kernel {
     for (int sb = 0; sb < 2; ++sb) asm volatile("" : "+v"(w.s[sb]));
     const int e = static_cast<int>(fminf(__builtin_floorf(w.m - mx), 126.0f));
     f32x2 neg_shift = {static_cast<float>(e) - w.m, static_cast<float>(e) - w.m};
+    // A row that sees no key (fewer keys than queries) keeps m = -inf: probabilities 0.
+    if constexpr (kAny) neg_shift = w.m == -__builtin_inff() ? f32x2{0.0f, 0.0f} : neg_shift;
     asm volatile("" : "+v"(neg_shift));
 #pragma unroll
     for (int sb = 0; sb < 2; ++sb)

@@ -88,6 +88,10 @@ ReferenceResult reference_varlen_fp64(const VarlenData& data);
 CheckResult check_varlen(const VarlenData& data, const ReferenceResult& ref, const uint16_t* out,
                          const float* lse_or_null, const Tolerance& tol);
 
+// The tolerance of a GPU kernel (kernel_tolerance) for a varlen configuration's dtype, head
+// dim and inputs.
+Tolerance varlen_kernel_tolerance(const VarlenConfig& c);
+
 // A copy with NaN in every key and value row from cut[b] on of each sequence b (cut[b] in
 // [0, L_k]). Rows that see only keys before their cut must come out bitwise as on the clean
 // inputs (out and LSE), rows that see a NaN must not come out finite: compare_varlen_unseen
