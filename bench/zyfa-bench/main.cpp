@@ -405,7 +405,7 @@ std::string model_note(const emu::timing::Prediction& p) {
 
 // --model: ZYFA's launches of one zyfa_fwd call predicted, then AITER's kernel for the same
 // configuration (BF16 only: AITER ships no FP8 fwd_v3 kernel for gfx950 in this wheel).
-// A refused call (a varlen batch before the emulator runs them) gets a "not run" row named
+// A refused call (a view the gfx950 kernels cannot take) gets a "not run" row named
 // `name`; the equal-work call of a varlen batch or chunk is predicted as "zyfa-equal".
 bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, const Options& o, Result* res,
                 const char* name = "zyfa") {
@@ -453,7 +453,7 @@ bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, cons
 #endif
 
 // ZYFA's kernel `name` over descriptor *d (which must outlive the timing). A call the library
-// refuses (say NOT_SUPPORTED: a varlen batch on a backend without that kernel yet) leaves the
+// refuses (say NOT_SUPPORTED: a view the backend's kernels cannot take) leaves the
 // kernel untimed with the status and message in its row, and the other kernels run.
 Kernel zyfa_kernel(zyfa_handle_t h, const zyfa_fwd_desc_t* d, const std::string& name) {
   Kernel k{name, [h, d]() {

@@ -305,8 +305,9 @@ ZYFA_API zyfa_status_t zyfa_backend_alignment(zyfa_handle_t handle, zyfa_backend
  * the last S_q positions). With fixed lengths S_k < S_q is NOT_SUPPORTED. With cu_seqlens every
  * length may differ, 0 included; on host-memory backends (cpu, emu) the prefix sums are checked
  * (non-decreasing, within the tensors and maxima) before anything is written. A row that sees no
- * key (a sequence with fewer keys than queries) gets zeros and LSE = -inf. Backends without varlen
- * or S_k > S_q kernels return ::ZYFA_STATUS_NOT_SUPPORTED (docs/api.md, "Varlen").
+ * key (a sequence with fewer keys than queries) gets zeros and LSE = -inf. Every backend runs them;
+ * on hip and emu, views whose k or v rows are not 16-byte aligned return
+ * ::ZYFA_STATUS_NOT_SUPPORTED for them (docs/api.md, "Varlen").
  */
 ZYFA_API zyfa_status_t zyfa_fwd(zyfa_handle_t handle, const zyfa_fwd_desc_t* desc);
 

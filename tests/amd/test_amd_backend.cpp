@@ -75,7 +75,7 @@ FwdProblem problem(zyfa_dtype_t dtype, int64_t s, int64_t h, int64_t hk, int64_t
   FwdProblem p;
   p.backend = ZYFA_BACKEND_EMU;
   p.in_dtype = dtype;
-  p.batch = 1, p.seqlen = s, p.heads = h, p.heads_k = hk, p.d_qk = dqk, p.d_v = 128;
+  p.batch = 1, p.seqlen = s, p.seqlen_k = s, p.heads = h, p.heads_k = hk, p.d_qk = dqk, p.d_v = 128;
   const size_t eb = dtype == ZYFA_DTYPE_FP8_E4M3 ? 1 : 2;
   storage->assign((s * h * dqk + s * hk * dqk + s * hk * 128) * eb + s * h * 128 * 2 + 256, 0);
   uint8_t* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage->data()) + 63) & ~uintptr_t{63});

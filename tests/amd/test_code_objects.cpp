@@ -10,8 +10,10 @@
 #include "attn_fwd_bf16_d128_gfx950_args.h"
 #include "attn_fwd_bf16_d192_gfx950_args.h"
 #include "attn_fwd_fp8_d192_gfx950_args.h"
+#include "attn_fwd_lengths_args.h"
 #include "fp8_quantize_args.h"
 #include "fp8_rotate_args.h"
+#include "varlen_jobs_args.h"
 #include "host/amd/code_objects.h"
 
 namespace zyfa::amd {
@@ -53,6 +55,11 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
       {"attn_fwd_bf16_d128_gfx950", sizeof(kernels::AttnFwdArgs), kernels::bf16_d128_gfx950::kThreads},
       {"attn_fwd_bf16_d192_gfx950", sizeof(kernels::AttnFwdArgs), kernels::bf16_d192_gfx950::kThreads},
       {"attn_fwd_fp8_d192_gfx950", sizeof(kernels::AttnFwdArgs), kernels::fp8_d192_gfx950::kThreads},
+      {"attn_fwd_bf16_d128_gfx950_varlen", sizeof(kernels::AttnLengthsArgs), kernels::bf16_d128_gfx950::kThreads},
+      {"attn_fwd_bf16_d192_gfx950_varlen", sizeof(kernels::AttnLengthsArgs), kernels::bf16_d192_gfx950::kThreads},
+      {"attn_fwd_fp8_d128_gfx950_varlen", sizeof(kernels::AttnLengthsArgs), kernels::bf16_d128_gfx950::kThreads},
+      {"attn_fwd_fp8_d192_gfx950_varlen", sizeof(kernels::AttnLengthsArgs), kernels::fp8_d192_gfx950::kThreads},
+      {"varlen_job_table", sizeof(kernels::VarlenJobTableArgs), kernels::kVarlenJobThreads},
       {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs)},  {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs)},
       {"attn_fwd_fp8_d128_hip", sizeof(kernels::AttnFwdArgs)},
       {"fp8_amax_bf16", sizeof(kernels::Fp8AmaxArgs)},      {"fp8_amax_f32", sizeof(kernels::Fp8AmaxArgs)},

@@ -17,7 +17,7 @@ FwdProblem bshd_problem(zyfa_dtype_t dtype, int64_t b, int64_t s, int64_t h, int
   FwdProblem p;
   p.backend = ZYFA_BACKEND_EMU;
   p.in_dtype = dtype;
-  p.batch = b, p.seqlen = s, p.heads = h, p.heads_k = hk, p.d_qk = dqk, p.d_v = 128;
+  p.batch = b, p.seqlen = s, p.seqlen_k = s, p.heads = h, p.heads_k = hk, p.d_qk = dqk, p.d_v = 128;
   auto view = [&](uintptr_t addr, int64_t heads, int64_t d) {
     View v;
     v.data = reinterpret_cast<void*>(addr);

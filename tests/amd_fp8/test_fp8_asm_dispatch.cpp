@@ -18,6 +18,7 @@ FwdProblem problem(zyfa_dtype_t dtype, int64_t d_qk, int64_t seqlen) {
   p.in_dtype = dtype;
   p.batch = 2;
   p.seqlen = seqlen;
+  p.seqlen_k = seqlen;
   p.heads = 4;
   p.heads_k = 2;
   p.d_qk = d_qk;

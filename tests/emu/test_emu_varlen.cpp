@@ -7,6 +7,7 @@
 // outside the buffers, so a call that succeeds touched only q, k, v, out, lse and its tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -15,6 +16,8 @@
 
 #include "emu/device/emu_device.h"
 #include "host/amd/amd_backend.h"
+#include "host/amd/attn_launch.h"
+#include "host/amd/code_objects.h"
 #include "host/validate.h"
 #include "support/host_run.h"
 #include "support/varlen.h"
@@ -22,11 +25,13 @@
 namespace zyfa::test {
 namespace {
 
-// The shared matrix; on this backend every configuration runs on the gfx950 kernels.
+// The shared matrix, plus lengths that reach the kernels' steady state (several 64-key blocks
+// and 256-row tiles per sequence, a chunk far from the start).
 std::vector<VarlenConfig> emu_varlen_matrix() {
-  std::vector<VarlenConfig> m;
-  for (const VarlenConfig& c : varlen_matrix())
-    if (!(c.dtype == ZYFA_DTYPE_FP8_E4M3 && c.d_qk == 128)) m.push_back(c);
+  std::vector<VarlenConfig> m = varlen_matrix();
+  const std::vector<int32_t> long_q = {700, 1, 300, 0, 520}, long_k = {1100, 1, 300, 20, 520};
+  for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3})
+    for (int64_t d : {128, 192}) m.push_back(VarlenConfig::of(dt, d, 2, 1, "Long", long_q, long_k).with(Inputs::RISING));
   return m;
 }
 
@@ -74,14 +79,76 @@ std::vector<VarlenConfig> unseen_configs() {
 INSTANTIATE_TEST_SUITE_P(VarlenUnseenNan, VarlenUnseenNan, ::testing::ValuesIn(unseen_configs()),
                          [](const ::testing::TestParamInfo<VarlenConfig>& i) { return i.param.name(); });
 
+// The problem of a varlen configuration's call (its prefix sums as given, unchecked), with its
+// output and LSE buffers.
+struct VarlenCall {
+  VarlenData data;
+  std::vector<uint16_t> out;
+  std::vector<float> lse;
+  FwdProblem p;
+};
+
+void make_call(VarlenCall* c) {
+  c->out.assign(c->data.out_count() + HostRun::kGuard, 0);
+  c->lse.assign(c->data.lse_count() + 1, 0.0f);
+  poison_bf16(c->out.data(), c->out.size());
+  poison_f32(c->lse.data(), c->lse.size());
+  zyfa_fwd_desc_t desc = c->data.host_desc(c->out.data(), c->lse.data());
+  desc.backend = ZYFA_BACKEND_EMU;
+  ASSERT_EQ(validate_fwd(&desc, &c->p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  c->p.backend = ZYFA_BACKEND_EMU;
+}
+
+// The device builder's table equals the host one (varlen::build_serial) word for word, for the
+// matrix's lengths and for bad prefix sums (both clamp them alike).
+TEST(VarlenJobTable, DeviceEqualsBuildSerial) {
+  for (const VarlenConfig& cfg : emu_varlen_matrix()) {
+    if (cfg.fixed) continue;
+    // The prefix sums as made, reversed (decreasing), and 5x - 3 (negative, past the tensors).
+    for (int variant = 0; variant < 3; ++variant) {
+      VarlenCall c{make_varlen_data(cfg)};
+      for (std::vector<int32_t>* cu : {&c.data.cu_q, &c.data.cu_k}) {
+        if (variant == 1) std::reverse(cu->begin(), cu->end());
+        if (variant == 2)
+          for (int32_t& x : *cu) x = 5 * x - 3;
+      }
+      ASSERT_NO_FATAL_FAILURE(make_call(&c));
+      const amd::VarlenWorkspace ws = amd::varlen_workspace(c.p);
+      std::vector<uint64_t> workspace((ws.bytes + 7) / 8, ~uint64_t{0});
+      const kernels::VarlenJobTableArgs args = amd::make_varlen_job_args(c.p, workspace.data());
+      const amd::KernelInfo* k = amd::find_kernel("varlen_job_table");
+      ASSERT_NE(k, nullptr);
+      amd::LaunchConfig l{};
+      l.code_object = amd::find_code_object(k->code_object);
+      l.kernel = "varlen_job_table";
+      l.grid[0] = l.grid[1] = l.grid[2] = 1;
+      l.block[0] = kernels::kVarlenJobThreads;
+      l.block[1] = l.block[2] = 1;
+      l.kernarg = &args;
+      l.kernarg_size = sizeof(args);
+      l.buffers = amd::varlen_job_buffers(c.p, workspace.data());
+      emu::EmuDevice device;
+      ASSERT_EQ(device.launch(l), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+
+      const varlen::Shape s = amd::varlen_shape(c.p);
+      std::vector<uint32_t> starts(s.batch + 1), words(varlen::table_words(s));
+      std::vector<uint64_t> costs(varlen::job_capacity(s) + 1);
+      const uint32_t jobs =
+          varlen::build_serial(c.data.cu_q.data(), c.data.cu_k.data(), s, starts.data(), costs.data(), words.data());
+      const uint32_t* device_words = reinterpret_cast<const uint32_t*>(workspace.data());
+      for (size_t i = 0; i < 3 + s.grid + 2 * size_t{jobs}; ++i)
+        ASSERT_EQ(device_words[i], words[i]) << cfg.name() << " variant " << variant << ": word " << i;
+    }
+  }
+}
+
 // Bad prefix sums as a GPU backend receives them (device memory, never read on the host): the
 // job table is built by the device kernel and the attention kernel clamps every sequence into
 // the tensors, so the emulator, which faults on any access outside the launch's buffers, lets
 // the call succeed, and nothing is written past out and the LSE.
 TEST(VarlenBadPrefixSums, StayInBounds) {
   for (zyfa_dtype_t dt : {ZYFA_DTYPE_BF16, ZYFA_DTYPE_FP8_E4M3}) {
-    const int64_t d_qk = dt == ZYFA_DTYPE_BF16 ? 128 : 192;
-    VarlenConfig c = VarlenConfig::of(dt, d_qk, 2, 1, "Mixed", {40, 300, 7}, {40, 300, 7});
+    VarlenConfig c = VarlenConfig::of(dt, 128, 2, 1, "Mixed", {40, 300, 7}, {40, 300, 7});
     c.seed = seed_for("VarlenBadPrefixSums/" + c.name());
     VarlenData a = make_varlen_data(c);
     const int32_t tq = static_cast<int32_t>(a.total_q);
@@ -92,26 +159,18 @@ TEST(VarlenBadPrefixSums, StayInBounds) {
         {-100000, -3, tq - 1, tq},    // before the tensor, a last sequence of one row
     };
     for (const std::vector<int32_t>& cu : bad) {
-      VarlenData d = a;
-      d.cu_q = d.cu_k = cu;
-      std::vector<uint16_t> out(d.out_count() + HostRun::kGuard);
-      std::vector<float> lse(d.lse_count() + 1);
-      poison_bf16(out.data(), out.size());
-      poison_f32(lse.data(), lse.size());
-      zyfa_fwd_desc_t desc = d.host_desc(out.data(), lse.data());
-      desc.backend = ZYFA_BACKEND_EMU;
-      FwdProblem p;
-      ASSERT_EQ(validate_fwd(&desc, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-      p.backend = ZYFA_BACKEND_EMU;
+      VarlenCall call{a};
+      call.data.cu_q = call.data.cu_k = cu;
+      ASSERT_NO_FATAL_FAILURE(make_call(&call));
       // Refused by the public API on this backend (the host reads its prefix sums).
-      ASSERT_NE(validate_fwd_lengths(p), ZYFA_STATUS_SUCCESS);
+      ASSERT_NE(validate_fwd_lengths(call.p), ZYFA_STATUS_SUCCESS);
       auto backend = amd::make_amd_backend(std::make_unique<emu::EmuDevice>(), ZYFA_BACKEND_EMU);
-      const zyfa_status_t s = backend->fwd(p);
+      const zyfa_status_t s = backend->fwd(call.p);
       EXPECT_EQ(s, ZYFA_STATUS_SUCCESS) << c.name() << " cu = {" << cu[0] << ", " << cu[1] << ", " << cu[2] << ", "
                                         << cu[3] << "}: " << zyfa_last_error();
-      for (size_t i = d.out_count(); i < out.size(); ++i)
-        ASSERT_TRUE(is_poison_bf16(out[i])) << "write past the output at element " << i;
-      EXPECT_TRUE(is_poison_f32(lse.back())) << "write past the LSE";
+      for (size_t i = call.data.out_count(); i < call.out.size(); ++i)
+        ASSERT_TRUE(is_poison_bf16(call.out[i])) << "write past the output at element " << i;
+      EXPECT_TRUE(is_poison_f32(call.lse.back())) << "write past the LSE";
     }
   }
 }

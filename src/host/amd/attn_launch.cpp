@@ -59,14 +59,31 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
                   backend, i, p.out.stride[i]);
   if (any_lengths(p)) {
     const char* what = p.varlen() ? "varlen batches" : "seqlen_k above seqlen_q";
-    if (p.in_dtype == ZYFA_DTYPE_FP8_E4M3 && p.d_qk == 128)
-      return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: q.dtype = FP8_E4M3 with head_dim 128: {} are not implemented on the gfx950 kernels yet",
-                  backend, what);
-    if (!any_lengths_kernel(p))
+    if (!any_lengths_kernel(p)) {
+      // The first field that keeps the view off the ping-pong kernels (q and k rows are
+      // 16-byte aligned already, checked above): v's alignment, else a row stride whose
+      // offsets within a sequence pass 32 bits.
+      const int64_t eb = static_cast<int64_t>(elem_bytes(p.in_dtype));
+      if (address(p.v.data) % 16 != 0)
+        return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                    "backend = {}: v.data = {}: {} run on the gfx950 ping-pong kernels only, which need 16-byte "
+                    "aligned v rows",
+                    backend, p.v.data, what);
+      for (int i = 0; i < 3; ++i)
+        if ((p.v.stride[i] * eb) % 16 != 0)
+          return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                      "backend = {}: v.stride[{}] = {}: {} run on the gfx950 ping-pong kernels only, which need "
+                      "v row strides that are multiples of 16 bytes",
+                      backend, i, p.v.stride[i], what);
+      const bool v_far = p.v.stride[1] < 0 || p.v.stride[1] * p.d_v > p.k.stride[1] * p.d_qk;
       return fail(ZYFA_STATUS_NOT_SUPPORTED,
-                  "backend = {}: v.stride[1] = {}: {} run on the gfx950 ping-pong kernels only, which need 16-byte "
-                  "aligned k and v rows within 32-bit offsets of a sequence's first row",
-                  backend, p.v.stride[1], what);
+                  "backend = {}: {}.stride[1] = {}: {} run on the gfx950 ping-pong kernels only, whose k and v rows "
+                  "must lie within 32-bit byte offsets of the first",
+                  backend, v_far ? "v" : "k", v_far ? p.v.stride[1] : p.k.stride[1], what);
+    }
+    if (p.varlen() && (p.total_q > INT32_MAX || p.total_k > INT32_MAX))
+      return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: {}.shape[1] = {}: the gfx950 kernels take up to 2^31 - 1 packed rows",
+                  backend, p.total_q > INT32_MAX ? "q" : "k", std::max(p.total_q, p.total_k));
     if (p.varlen() && (p.batch >= INT32_MAX / 2 || varlen::table_words(varlen_shape(p)) > (uint64_t{1} << 29)))
       return fail(ZYFA_STATUS_NOT_SUPPORTED,
                   "backend = {}: desc->varlen_batch = {} with max_seqlen_q = {} and {} heads: above the varlen job "
@@ -125,13 +142,13 @@ bool fits_pingpong_gfx950(const FwdProblem& p, int elem_bytes) {
   return true;
 }
 
-// The any-lengths kernel of a problem, or null: the ping-pong kernels' (BF16 d 128 and
-// 192/128, FP8 d 192/128) where their row alignment and offsets allow.
+// The any-lengths kernel of a problem, or null: the ping-pong kernels' (BF16 and FP8, d 128
+// and 192/128) where their row alignment and offsets allow.
 const char* any_lengths_kernel(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
   if (!fits_pingpong_gfx950(p, fp8 ? 1 : 2)) return nullptr;
   if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192_gfx950_varlen" : "attn_fwd_bf16_d192_gfx950_varlen";
-  return fp8 ? nullptr : "attn_fwd_bf16_d128_gfx950_varlen";
+  return fp8 ? "attn_fwd_fp8_d128_gfx950_varlen" : "attn_fwd_bf16_d128_gfx950_varlen";
 }
 
 }  // namespace
@@ -155,7 +172,8 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
   namespace pp = kernels::bf16_d128_gfx950;
   namespace pp192 = kernels::bf16_d192_gfx950;
   const std::string_view name = attn_kernel_name(p);
-  if (name == "attn_fwd_bf16_d128_gfx950" || name == "attn_fwd_bf16_d128_gfx950_varlen")
+  if (name == "attn_fwd_bf16_d128_gfx950" || name == "attn_fwd_bf16_d128_gfx950_varlen" ||
+      name == "attn_fwd_fp8_d128_gfx950_varlen")
     return {pp::kTileRows, pp::kThreads};
   if (name == "attn_fwd_bf16_d192_gfx950" || name == "attn_fwd_bf16_d192_gfx950_varlen")
     return {pp192::kTileRows, pp192::kThreads};
@@ -229,8 +247,8 @@ kernels::AttnLengthsArgs make_attn_lengths_args(const FwdProblem& p, const void*
   a.f = make_attn_args(p, job_table);
   a.cu_seqlens_q = address(p.cu_seqlens_q);
   a.cu_seqlens_k = address(p.cu_seqlens_k);
-  a.total_q = p.total_q;
-  a.total_k = p.total_k;
+  a.total_q = static_cast<int32_t>(p.total_q);
+  a.total_k = static_cast<int32_t>(p.total_k);
   a.lse_rows = p.varlen() ? p.total_q : p.seqlen;
   a.seqlen_k = static_cast<int32_t>(p.seqlen_k);
   return a;

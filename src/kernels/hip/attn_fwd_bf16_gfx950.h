@@ -539,16 +539,19 @@ __device__ __forceinline__ int key_blocks(const SeqGeom& g, int first_row, int r
 // applied once they have arrived) and its K blocks 0-2 into K buffers 0-2. Issued by the
 // tile's prologue, or during the previous tile's last iteration, when no wave reads K any
 // more (its last scores were before that iteration's barrier), so that their latency passes
-// under that iteration and the epilogue instead of holding up the prologue.
+// under that iteration and the epilogue instead of holding up the prologue. known: the
+// tile's sequence when the caller has it (any lengths: its prefix sums are not read twice,
+// which took one scalar register too many).
 template <class K>
 __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint8_t> kbuf, uint32_t tile_word,
-                                                 uint32_t n_tiles, int wave, int lane) {
+                                                 uint32_t n_tiles, int wave, int lane,
+                                                 const SeqGeom* known = nullptr) {
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
   const auto& a = *ap;
   constexpr bool kAny = K::kAnyLengths;
   const TileCoords tc = tile_coords(a, tile_word, n_tiles);
-  const SeqGeom g = seq_geom<kAny>(a, tc.b);
+  const SeqGeom g = known ? *known : seq_geom<kAny>(a, tc.b);
   const int seqlen = g.lk;
   const int tile_q0 = tc.tile * kTileRows;
   const int n = key_blocks<kAny>(g, tile_q0, kTileRows);
@@ -665,7 +668,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // staged (its latency is paid once a tile).
   barrier();
   if (tid == 0) *bad_slot = 0x7FFFFFFFu;
-  if (!prefetched) start_tile_loads<K>(q, kbuf, tile_word, n_tiles, wave, lane);
+  if (!prefetched) start_tile_loads<K>(q, kbuf, tile_word, n_tiles, wave, lane, kAny ? &sg : nullptr);
   typename K::Stage vs;
   // (Any lengths: a tile whose rows see no key, n = 0, loads nothing: its sequence may have
   // no key.)
@@ -750,7 +753,15 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   const float l_row = K::row_sum(w);  // the same sum in both lanes of the row
   // (Any lengths: w.qrow, the row's last key, may be negative: a signed comparison.)
   const bool saw_bad_v = kAny ? w.qrow >= static_cast<int>(*bad_slot) : static_cast<uint32_t>(w.qrow) >= *bad_slot;
-  if (!qvalid) return;
+  bool row_valid = qvalid;
+  if constexpr (kAny) {
+    // Any lengths: whether the row is the sequence's, from its length read afresh (the lane
+    // mask, held through the key loop, took scalar registers that the loop needs).
+    KernargPtr vp = kernargs();
+    asm volatile("" : "+s"(vp));
+    row_valid = q0 + w.ql < seq_geom<kAny>(*vp, b).lq;
+  }
+  if (!row_valid) return;
   float inv = saw_bad_v ? __builtin_nanf("") : o_scale * __builtin_amdgcn_rcpf(l_row);
   // A row that saw no key (row sum 0) is zeros, its LSE -inf (m = -inf).
   if constexpr (kAny) inv = l_row == 0.0f && !saw_bad_v ? 0.0f : inv;

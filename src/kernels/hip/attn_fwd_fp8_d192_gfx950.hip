@@ -9,13 +9,13 @@ using zyfa::kernels::AttnFwdArgs;
 // through the kernarg pointer (attn_fwd_common.h).
 extern "C" __global__ __launch_bounds__(zyfa::kernels::fp8_d192_gfx950::kThreads) void attn_fwd_fp8_d192_gfx950(
     AttnFwdArgs) {
-  __shared__ zyfa::kernels::Fp8Lds lds;
-  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Fp8Kernel<>>(lds);
+  __shared__ zyfa::kernels::Fp8Lds<192> lds;
+  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Fp8Kernel<192>>(lds);
 }
 
 // The same kernel for varlen batches and seqlen_k > seqlen_q (attn_fwd_lengths_args.h).
 extern "C" __global__ __launch_bounds__(zyfa::kernels::fp8_d192_gfx950::kThreads) void
 attn_fwd_fp8_d192_gfx950_varlen(zyfa::kernels::AttnLengthsArgs) {
-  __shared__ zyfa::kernels::Fp8Lds lds;
-  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Fp8Kernel<true>>(lds);
+  __shared__ zyfa::kernels::Fp8Lds<192> lds;
+  zyfa::kernels::attn_fwd_pingpong<zyfa::kernels::Fp8Kernel<192, true>>(lds);
 }

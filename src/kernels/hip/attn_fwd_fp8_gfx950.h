@@ -1,6 +1,8 @@
 // FP8 e4m3 causal attention forward for gfx950, d_qk = 192 / d_v = 128: the 8-wave ping-pong
 // kernel of attn_fwd_bf16_gfx950.h (its tile loop, LDS ordering, barriers and softmax max /
-// lazy rescale) with the FP8 parts below.
+// lazy rescale) with the FP8 parts below. At d_qk = 128 the same parts without K's 64-byte
+// part serve varlen batches and seqlen_k > seqlen_q (attn_fwd_fp8_d128_gfx950.hip; fixed
+// lengths at d 128 run the generated kernel).
 //
 // Scores: S^T = K Q^T by v_mfma_scale_f32_32x32x64_f8f6f4 (E8M0 scales 1.0), K the A operand
 // from LDS, Q^T the B operand in 24 registers, 3 steps of 64 d per 32-key half; lane l holds
@@ -34,14 +36,17 @@ typedef __attribute__((ext_vector_type(2))) int i32x2;
 inline constexpr int kFp8LoRowBytes = 128;  // d 0-127 of K, and V
 inline constexpr int kFp8HiRowBytes = 64;   // d 128-191 of K
 inline constexpr int kFp8LoBytes = kKeyBlock * kFp8LoRowBytes;
-inline constexpr int kFp8KBlockBytes = kFp8LoBytes + kKeyBlock * kFp8HiRowBytes;
+// A K block: d 0-127, then for d_qk = 192 d 128-191.
+template <int kDqk>
+inline constexpr int kFp8KBlockBytes = kFp8LoBytes + (kDqk > 128 ? kKeyBlock * kFp8HiRowBytes : 0);
 inline constexpr int kFp8VBlockBytes = kKeyBlock * kFp8LoRowBytes;
 
 // Swizzle of the 16-byte chunks of row r of K's 64-byte part.
 __device__ inline constexpr int swz64(int r) { return (r >> 2) & 3; }
 
+template <int kDqk>
 struct Fp8Lds {
-  uint8_t k[3][kFp8KBlockBytes];
+  uint8_t k[3][kFp8KBlockBytes<kDqk>];
   uint8_t v[3][kFp8VBlockBytes];
   uint32_t bad_key;
 };
@@ -83,27 +88,32 @@ __device__ __forceinline__ void dma_k_hi_fp8(lptr<uint8_t> buf, gptr<const uint8
 }
 
 // Q^T as the B operand: step c in q[2c] (d 64c + 16h .. + 15) and q[2c + 1] (+ 32).
-using Fp8QRegs = u32x4[6];
+template <int kDqk>
+using Fp8QRegs = u32x4[kDqk / 32];
 
 struct Fp8Stage {
   u32x4 x;
 };
 
-// kAny: the any-lengths instantiation (varlen batches, seqlen_k > seqlen_q; see SeqGeom).
-template <bool kAny = false>
+// kDqk: 192, or 128 (then K blocks hold d 0-127 only, two score steps); kAny: the any-lengths
+// instantiation (varlen batches, seqlen_k > seqlen_q; see SeqGeom).
+template <int kDqk, bool kAny = false>
 struct Fp8Kernel {
+  static_assert(kDqk == 128 || kDqk == 192, "d_qk 128 or 192");
   static constexpr bool kAnyLengths = kAny;
-  using Lds = Fp8Lds;
+  static constexpr int kSteps = kDqk / 64;  // score MFMAs of 64 d per 32-key half
+  static constexpr int kKLoads = kDqk > 128 ? 3 : 1;  // LDS-DMA loads of a K block per wave
+  using Lds = Fp8Lds<kDqk>;
   using Wave = Fp8Wave;
-  using QRegs = Fp8QRegs;
+  using QRegs = Fp8QRegs<kDqk>;
   using Stage = Fp8Stage;
   static constexpr int kElemBytes = 1;
-  static constexpr int kKBlockBytes = kFp8KBlockBytes;
+  static constexpr int kKBlockBytes = kFp8KBlockBytes<kDqk>;
   static constexpr int kVBlockBytes = kFp8VBlockBytes;
 
   __device__ static __forceinline__ void load_q(QRegs& q, gptr<const uint8_t> qbase, int half) {
 #pragma unroll
-    for (int c = 0; c < 3; ++c)
+    for (int c = 0; c < kSteps; ++c)
 #pragma unroll
       for (int part = 0; part < 2; ++part)
         q[2 * c + part] = *global_cast<const u32x4>(qbase + 64 * c + 32 * part + 16 * half);
@@ -135,7 +145,7 @@ struct Fp8Kernel {
   __device__ static __forceinline__ void dma_k(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes,
                                                int kb, int seqlen, int wave, int lane) {
     dma_block_hi(buf, base, row_bytes, 0, kb, seqlen, wave, lane);
-    dma_k_hi_fp8(buf + kFp8LoBytes, base, row_bytes, kb, seqlen, wave, lane);
+    if constexpr (kDqk > 128) dma_k_hi_fp8(buf + kFp8LoBytes, base, row_bytes, kb, seqlen, wave, lane);
   }
   __device__ static __forceinline__ void dma_v(lptr<uint8_t> buf, gptr<const uint8_t> base, uint32_t row_bytes,
                                                int kb, int seqlen, int wave, int lane) {
@@ -172,9 +182,14 @@ struct Fp8Kernel {
   }
 
   // Until only this iteration's loads are in flight: a K block's three and a V block's one.
+  // (d_qk = 128: a K block's one.)
   __device__ static __forceinline__ void wait_loads(bool k, bool v) {
-    if (k && v)
+    if (kKLoads == 1 && k && v)
+      asm volatile("s_waitcnt vmcnt(2)" ::: "memory");
+    else if (k && v)
       asm volatile("s_waitcnt vmcnt(4)" ::: "memory");
+    else if (kKLoads == 1 && k)
+      asm volatile("s_waitcnt vmcnt(1)" ::: "memory");
     else if (k)
       asm volatile("s_waitcnt vmcnt(3)" ::: "memory");
     else if (v)
@@ -188,7 +203,7 @@ struct Fp8Kernel {
   __device__ static __forceinline__ void scores(Wave& w, const QRegs& q, lptr<uint8_t> kbuf) {
     w.s[0] = w.s[1] = f32x16{};
 #pragma unroll
-    for (int c = 0; c < 3; ++c)
+    for (int c = 0; c < kSteps; ++c)
 #pragma unroll
       for (int sb = 0; sb < 2; ++sb) {
         u32x4 k[2];
@@ -203,7 +218,7 @@ struct Fp8Kernel {
             __builtin_bit_cast(i32x8, __builtin_shufflevector(q[2 * c], q[2 * c + 1], 0, 1, 2, 3, 4, 5, 6, 7));
         w.s[sb] = __builtin_amdgcn_mfma_scale_f32_32x32x64_f8f6f4(ka, qb, w.s[sb], 0, 0, 0, 127, 0, 127);
       }
-    sched_reads_ahead<6, 2>();
+    sched_reads_ahead<2 * kSteps, 2>();
   }
 
   // O^T += V^T P^T: column block jd's A operand is 4 transposing reads, pair pr of P dwords

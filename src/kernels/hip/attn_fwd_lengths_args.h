@@ -16,9 +16,11 @@ struct ZYFA_KERNEL_ARGS AttnLengthsArgs {
   // varlen::span_of (clamped into the tensors); 0 for fixed lengths.
   uint64_t cu_seqlens_q;
   uint64_t cu_seqlens_k;
-  int64_t total_q;   // varlen: rows of the packed q/out and k/v tensors
-  int64_t total_k;
   int64_t lse_rows;  // LSE row stride per (batch, head): seqlen, or total_q for varlen
+  // Varlen: rows of the packed q/out and k/v tensors, below 2^31 (the host refuses more), so
+  // that the clamping of a sequence's rows takes 32-bit scalar registers.
+  int32_t total_q;
+  int32_t total_k;
   int32_t seqlen_k;  // keys per sequence (varlen: max_seqlen_k)
   int32_t reserved;  // keeps the size a multiple of 8
 };
