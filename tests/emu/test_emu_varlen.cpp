@@ -131,10 +131,9 @@ TEST(VarlenJobTable, DeviceEqualsBuildSerial) {
       ASSERT_EQ(device.launch(l), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
 
       const varlen::Shape s = amd::varlen_shape(c.p);
-      std::vector<uint32_t> starts(s.batch + 1), words(varlen::table_words(s));
-      std::vector<uint64_t> costs(varlen::job_capacity(s) + 1);
+      std::vector<uint32_t> starts(s.batch + 1), buckets(varlen::cost_buckets(s)), words(varlen::table_words(s));
       const uint32_t jobs =
-          varlen::build_serial(c.data.cu_q.data(), c.data.cu_k.data(), s, starts.data(), costs.data(), words.data());
+          varlen::build_serial(c.data.cu_q.data(), c.data.cu_k.data(), s, starts.data(), buckets.data(), words.data());
       const uint32_t* device_words = reinterpret_cast<const uint32_t*>(workspace.data());
       for (size_t i = 0; i < 3 + s.grid + 2 * size_t{jobs}; ++i)
         ASSERT_EQ(device_words[i], words[i]) << cfg.name() << " variant " << variant << ": word " << i;

@@ -84,6 +84,10 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
     if (p.varlen() && (p.total_q > INT32_MAX || p.total_k > INT32_MAX))
       return fail(ZYFA_STATUS_NOT_SUPPORTED, "backend = {}: {}.shape[1] = {}: the gfx950 kernels take up to 2^31 - 1 packed rows",
                   backend, p.total_q > INT32_MAX ? "q" : "k", std::max(p.total_q, p.total_k));
+    if (p.varlen() && varlen::cost_buckets(varlen_shape(p)) > kernels::kVarlenJobBuckets)
+      return fail(ZYFA_STATUS_NOT_SUPPORTED,
+                  "backend = {}: desc->max_seqlen_k = {}: above the {} cost buckets of the gfx950 varlen job builder",
+                  backend, p.seqlen_k, kernels::kVarlenJobBuckets);
     if (p.varlen() && (p.batch >= INT32_MAX / 2 || varlen::table_words(varlen_shape(p)) > (uint64_t{1} << 29)))
       return fail(ZYFA_STATUS_NOT_SUPPORTED,
                   "backend = {}: desc->varlen_batch = {} with max_seqlen_q = {} and {} heads: above the varlen job "
@@ -279,7 +283,7 @@ VarlenWorkspace varlen_workspace(const FwdProblem& p) {
   VarlenWorkspace w;
   w.table_bytes = static_cast<size_t>(varlen::table_words(s) * sizeof(uint32_t));
   w.scratch_offset = align(w.table_bytes);
-  w.bytes = w.scratch_offset + align(varlen::scratch_bytes(s));
+  w.bytes = w.scratch_offset + align((static_cast<uint64_t>(s.batch) + 1) * sizeof(uint32_t));  // job_start
   return w;
 }
 

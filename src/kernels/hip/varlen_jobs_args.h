@@ -8,13 +8,16 @@
 
 namespace zyfa::kernels {
 
-inline constexpr int kVarlenJobThreads = 256;  // one workgroup
+inline constexpr int kVarlenJobThreads = 256;  // one workgroup, 4 waves
+// Cost buckets of the counting sort, held in LDS (64 KiB): varlen::cost_buckets(shape) must
+// not exceed it (max_seqlen_k up to about 512K keys; the host refuses more).
+inline constexpr uint32_t kVarlenJobBuckets = 16384;
 
 struct ZYFA_KERNEL_ARGS VarlenJobTableArgs {
   uint64_t cu_seqlens_q;  // batch + 1 int32 each
   uint64_t cu_seqlens_k;
   uint64_t table;    // varlen::table_words(shape) uint32 words
-  uint64_t scratch;  // varlen::scratch_bytes(shape) bytes
+  uint64_t scratch;  // job_start: batch + 1 uint32 words
   varlen::Shape shape;
 };
 

@@ -121,15 +121,6 @@ ZYFA_VARLEN_HD inline uint64_t job_capacity(const Shape& s) {
 }
 ZYFA_VARLEN_HD inline uint64_t table_words(const Shape& s) { return 3 + static_cast<uint64_t>(s.grid) + 2 * job_capacity(s); }
 
-// The scratch of a device builder that keeps build_serial's two arrays in device memory:
-// job_start (batch + 1 words), then cost_prefix (job_capacity + 1 sums) at an 8-byte boundary.
-ZYFA_VARLEN_HD inline uint64_t scratch_cost_offset(const Shape& s) {
-  return ((static_cast<uint64_t>(s.batch) + 1) * sizeof(uint32_t) + 7) / 8 * 8;
-}
-ZYFA_VARLEN_HD inline uint64_t scratch_bytes(const Shape& s) {
-  return scratch_cost_offset(s) + (job_capacity(s) + 1) * sizeof(uint64_t);
-}
-
 // Job j, given the first job of each sequence (job_start[b], b = 0..batch, exclusive prefix
 // sums of heads * pairs_of): sequence, head, pair, and its two tile words and cost.
 struct Job {
