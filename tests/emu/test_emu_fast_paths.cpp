@@ -1,5 +1,6 @@
 // The emulator's shortcuts for common cases against the general code they stand in for, bit
-// for bit: the NaN-free v_min/v_max path (exec_valu.cpp) against the pseudocode's rules.
+// for bit: the NaN-free v_min/v_max path and the uniform-selector v_perm_b32 path
+// (exec_valu.cpp) against the pseudocode's per-lane rules.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -47,6 +48,46 @@ TEST(EmuFastPaths, MinMaxOrderedMatchesPseudocode) {
       }
     }
   }
+}
+
+// Uniform selectors of byte selects and constant bytes take the shortcut and give the
+// pseudocode's bytes; per-lane selectors and sign-replicating selects are refused untouched.
+TEST(EmuFastPaths, PermUniformMatchesPseudocode) {
+  const uint64_t seed = zyfa::test::seed_for("EmuFastPaths/PermUniform");
+  std::mt19937_64 rng(seed);
+  const uint8_t byte_sels[] = {0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 0x80, 0xFF};
+  int failures = 0, taken = 0;
+  for (int rep = 0; rep < 2000 && failures < 10; ++rep) {
+    uint32_t a[64], b[64], c[64], out[64];
+    for (int l = 0; l < 64; ++l) {
+      a[l] = uint32_t(rng());
+      b[l] = uint32_t(rng());
+    }
+    uint32_t sel = 0;
+    for (int i = 0; i < 4; ++i) sel |= uint32_t(byte_sels[rng() % std::size(byte_sels)]) << (8 * i);
+    const int kind = int(rng() % 4);  // 0, 1: shortcut; 2: a sign select; 3: one lane differs
+    if (kind == 2) sel = (sel & ~0xFFu) | (8 + uint32_t(rng() % 4));
+    for (int l = 0; l < 64; ++l) c[l] = sel;
+    if (kind == 3) c[rng() % 64] ^= 1u << (rng() % 32);
+    for (int l = 0; l < 64; ++l) out[l] = 0xDEADBEEFu;
+    const bool took = perm_uniform(a, b, c, out);
+    if (took != (kind < 2)) {
+      ++failures;
+      ADD_FAILURE() << "seed " << seed << " rep " << rep << ": shortcut " << (took ? "taken" : "refused")
+                    << " for selector kind " << kind;
+      continue;
+    }
+    for (int l = 0; l < 64 && failures < 10; ++l) {
+      const uint32_t want = took ? perm_b32(a[l], b[l], c[l]) : 0xDEADBEEFu;
+      if (out[l] != want) {
+        ++failures;
+        ADD_FAILURE() << "seed " << seed << " rep " << rep << " lane " << l << ": 0x" << std::hex << out[l]
+                      << ", pseudocode 0x" << want << " (selector 0x" << c[l] << ")";
+      }
+    }
+    taken += took;
+  }
+  EXPECT_GT(taken, 500);
 }
 
 }  // namespace

@@ -89,6 +89,56 @@ bool any_nan32(const uint32_t* v) {
   return any != 0;
 }
 
+}  // namespace
+
+uint32_t perm_b32(uint32_t a, uint32_t b, uint32_t selector) {
+  const uint64_t bytes = (uint64_t(a) << 32) | b;
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t sel = (selector >> (8 * i)) & 0xFF;
+    uint32_t byte;
+    if (sel <= 7) byte = (bytes >> (8 * sel)) & 0xFF;
+    else if (sel <= 11) {  // sign of the 16-bit words: 8 -> bit 15 of b, 9 -> 31, 10 -> 47, 11 -> 63
+      const int bit = 15 + 16 * (sel - 8);
+      byte = ((bytes >> bit) & 1) ? 0xFF : 0x00;
+    } else if (sel == 12) byte = 0x00;
+    else byte = 0xFF;
+    r |= byte << (8 * i);
+  }
+  return r;
+}
+
+// v_perm_b32 with one selector for every lane (a constant or an SGPR, nearly always) made of
+// byte selects (0-7) and constant bytes (12: 0x00, 13-255: 0xFF): the same bytes as the
+// per-lane pseudocode through fixed shifts and masks, in a loop that vectorizes. False (nothing
+// written) for per-lane selectors or the sign-replicating selects 8-11.
+bool perm_uniform(const uint32_t* __restrict a, const uint32_t* __restrict b, const uint32_t* c,
+                  uint32_t* __restrict out) {
+  const uint32_t sel = c[0];
+  uint32_t differ = 0;
+  for (int l = 0; l < kLanes; ++l) differ |= c[l] ^ sel;
+  if (differ) return false;
+  unsigned shift[4];
+  uint64_t mask[4];
+  uint32_t fixed = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t s = (sel >> (8 * i)) & 0xFF;
+    if (s >= 8 && s <= 11) return false;
+    shift[i] = s <= 7 ? 8 * s : 0;
+    mask[i] = s <= 7 ? 0xFF : 0;
+    if (s >= 13) fixed |= 0xFFu << (8 * i);
+  }
+  for (int l = 0; l < kLanes; ++l) {
+    const uint64_t bytes = (uint64_t(a[l]) << 32) | b[l];
+    uint32_t r = fixed;
+    for (int i = 0; i < 4; ++i) r |= uint32_t((bytes >> shift[i]) & mask[i]) << (8 * i);
+    out[l] = r;
+  }
+  return true;
+}
+
+namespace {
+
 // v_min/v_max (two sources) or v_min3/v_max3 (three) of NaN-free lanes through the order keys,
 // in a plain loop that vectorizes.
 template <bool kMax, int kSources>
@@ -1019,21 +1069,8 @@ ValuExec::Step ValuExec::run_integer() {
     case op::V_ALIGNBIT_B32: U32_3(uint32_t(((uint64_t(u0) << 32) | u1) >> (u2 & 31)))
     case op::V_ALIGNBYTE_B32: U32_3(uint32_t(((uint64_t(u0) << 32) | u1) >> (8 * (u2 & 3))))
     case op::V_PERM_B32: { const uint32_t* a = A(); const uint32_t* b = B(); const uint32_t* c = C();
-      lanes([&](int l) {
-        const uint64_t bytes = (uint64_t(a[l]) << 32) | b[l];
-        uint32_t r = 0;
-        for (int i = 0; i < 4; ++i) {
-          const uint32_t sel = (c[l] >> (8 * i)) & 0xFF;
-          uint32_t byte;
-          if (sel <= 7) byte = (bytes >> (8 * sel)) & 0xFF;
-          else if (sel <= 11) {  // sign of the 16-bit words: 8 -> bit 15 of b, 9 -> 31, 10 -> 47, 11 -> 63
-            const int bit = 15 + 16 * (sel - 8);
-            byte = ((bytes >> bit) & 1) ? 0xFF : 0x00;
-          } else if (sel == 12) byte = 0x00;
-          else byte = 0xFF;
-          r |= byte << (8 * i);
-        }
-        return r; });
+      if (perm_uniform(a, b, c, res)) break;
+      lanes([&](int l) { return perm_b32(a[l], b[l], c[l]); });
       break; }
     case op::V_LSHL_ADD_U32: U32_3((u0 << (u1 & 31)) + u2)
     case op::V_ADD_LSHL_U32: U32_3((u0 + u1) << (u2 & 31))

@@ -395,6 +395,21 @@ void complete_global_op(Executor& x, PendingOp& op) {
     return;
   }
   const uint64_t exec = op.exec;
+  // Whole dwords (nearly every access): copies of a constant size, not a memcpy call each.
+  const bool whole = op.elem_bytes == 4 && op.d16 < 0;
+  const auto load32 = [](uint64_t a) {
+    uint32_t v;
+    std::memcpy(&v, reinterpret_cast<const void*>(a), 4);
+    return v;
+  };
+  if (op.kind == PendingOp::kGlobalStore && whole) {
+    for (int l = 0; l < kLanes; ++l) {
+      if (!((exec >> l) & 1)) continue;
+      for (int k = 0; k < op.dwords; ++k)
+        if (op.valid[l * 4 + k]) std::memcpy(reinterpret_cast<void*>(op.addr[l * 4 + k]), &op.data[l * 4 + k], 4);
+    }
+    return;
+  }
   if (op.kind == PendingOp::kGlobalStore) {
     for (int l = 0; l < kLanes; ++l) {
       if (!((exec >> l) & 1)) continue;
@@ -424,6 +439,15 @@ void complete_global_op(Executor& x, PendingOp& op) {
     return;
   }
   // Register loads.
+  if (whole) {
+    for (int k = 0; k < op.dwords; ++k) {
+      const uint32_t reg = op.dst_reg + k;
+      uint32_t* row = reg >= kAgprBase ? w.areg(reg - kAgprBase) : w.vreg(reg);
+      for (int l = 0; l < kLanes; ++l)
+        if ((exec >> l) & 1) row[l] = op.valid[l * 4 + k] ? load32(op.addr[l * 4 + k]) : 0;
+    }
+    return;
+  }
   for (int k = 0; k < op.dwords; ++k) {
     const uint32_t reg = op.dst_reg + k;
     uint32_t* row = reg >= kAgprBase ? w.areg(reg - kAgprBase) : w.vreg(reg);

@@ -27,6 +27,13 @@ const ValuOpInfo& valu_op_info(uint16_t valu_op);
 uint32_t fmin32(uint32_t a, uint32_t b, bool ieee);
 uint32_t fmax32(uint32_t a, uint32_t b, bool ieee);
 
+// v_perm_b32 of one lane as the CDNA4 pseudocode defines it (exec_valu.cpp).
+uint32_t perm_b32(uint32_t a, uint32_t b, uint32_t selector);
+// The same for 64 lanes (out[l] = perm_b32(a[l], b[l], c[l])) when every lane has the same
+// selector and it holds no sign-replicating select (8-11), without per-lane branches; false
+// and nothing written otherwise.
+bool perm_uniform(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* out);
+
 // Without NaNs the same results follow the order of these keys (-0 below +0, equal keys only
 // for equal bits), which lane loops compare without branches.
 inline uint32_t order_key(uint32_t u) { return (u & 0x80000000u) ? ~u : (u | 0x80000000u); }

@@ -79,6 +79,9 @@ struct OperandMap {
   // register-major dword lands at the dword's first index + b (row-major) or + b * mn
   // (K-major); checked when the map is built, false leaves decoding byte by byte.
   bool dwords_consecutive = true;
+  // Every eight consecutive register-major dwords have consecutive K-major indices (a row of
+  // B's K-major matrix: eight columns of one K): their bytes decode eight at a time.
+  bool k_major_rows8 = true;
 };
 
 const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
@@ -114,6 +117,9 @@ const OperandMap& operand_map(int mn, int k, int per_lane, bool chunked) {
     m->dwords_consecutive &= per_lane % 4 == 0 && m->row_major_rm[t] == m->row_major_rm[t - b] + b &&
                              m->k_major_rm[t] == m->k_major_rm[t - b] + b * mn;
   }
+  for (int t = 0; t < 16 * per_lane; ++t)
+    m->k_major_rows8 &= per_lane % 4 == 0 && 16 * per_lane % 8 == 0 &&
+                        m->k_major_rm[4 * t] == m->k_major_rm[4 * (t - t % 8)] + t % 8;
   cache.push_back(std::move(m));
   return *cache.back();
 }
@@ -180,6 +186,60 @@ void decode_dwords(const std::vector<uint16_t>& index, int stride, const uint32_
   }
 }
 
+#if defined(__x86_64__)
+// GCC 12's AVX-512 headers pass _mm512_undefined_*() through, which its own
+// -Wmaybe-uninitialized reports at every use of these intrinsics.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Eight e4m3 codes (one per 64-bit lane, no NaN codes) to the doubles of e4m3_table, bit for
+// bit: normal codes from their fields (double exponent e + 1016, the three mantissa bits at
+// the top of the double's), subnormal ones (exponent field 0, value m * 2^-9) from a table of
+// eight, then the sign.
+__attribute__((target("avx512f"))) inline __m512d e4m3_decode8(__m512i c) {
+  const __m512i e = _mm512_and_si512(_mm512_srli_epi64(c, 3), _mm512_set1_epi64(15));
+  const __m512i m = _mm512_and_si512(c, _mm512_set1_epi64(7));
+  const __m512i normal =
+      _mm512_or_si512(_mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1016)), 52), _mm512_slli_epi64(m, 49));
+  const __m512d subnormals = _mm512_setr_pd(0.0, 0x1p-9, 0x2p-9, 0x3p-9, 0x4p-9, 0x5p-9, 0x6p-9, 0x7p-9);
+  const __m512i sub = _mm512_castpd_si512(_mm512_permutexvar_pd(m, subnormals));
+  const __mmask8 is_sub = _mm512_testn_epi64_mask(c, _mm512_set1_epi64(0x78));
+  const __m512i sign = _mm512_slli_epi64(_mm512_and_si512(c, _mm512_set1_epi64(0x80)), 56);
+  return _mm512_castsi512_pd(_mm512_or_si512(_mm512_mask_blend_epi64(is_sub, normal, sub), sign));
+}
+
+// decode_dwords with AVX-512: A (stride 1) two dwords at a time, each dword's four values
+// consecutive; B (stride > 1, rows8) byte b of eight dwords at once, eight consecutive values
+// of K row b. False when the layout allows neither (nothing written).
+__attribute__((target("avx512f"))) bool decode_dwords_avx512(const std::vector<uint16_t>& index, int stride,
+                                                            bool rows8, const uint32_t* regs, double* out) {
+  const int words = static_cast<int>(index.size()) / 4;
+  if (stride == 1 && words % 2 == 0) {
+    for (int t = 0; t < words; t += 2) {
+      const __m512i c = _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(regs + t)));
+      const __m512d v = e4m3_decode8(c);
+      _mm256_storeu_pd(out + index[4 * t], _mm512_castpd512_pd256(v));
+      _mm256_storeu_pd(out + index[4 * (t + 1)], _mm512_extractf64x4_pd(v, 1));
+    }
+    return true;
+  }
+  if (stride > 1 && rows8 && words % 8 == 0) {
+    const __m256i byte = _mm256_set1_epi32(0xFF);
+    for (int t = 0; t < words; t += 8) {
+      const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(regs + t));
+      double* o = out + index[4 * t];
+      _mm512_storeu_pd(o, e4m3_decode8(_mm512_cvtepu32_epi64(_mm256_and_si256(d, byte))));
+      _mm512_storeu_pd(o + stride, e4m3_decode8(_mm512_cvtepu32_epi64(_mm256_and_si256(_mm256_srli_epi32(d, 8), byte))));
+      _mm512_storeu_pd(o + 2 * stride,
+                       e4m3_decode8(_mm512_cvtepu32_epi64(_mm256_and_si256(_mm256_srli_epi32(d, 16), byte))));
+      _mm512_storeu_pd(o + 3 * stride, e4m3_decode8(_mm512_cvtepu32_epi64(_mm256_srli_epi32(d, 24))));
+    }
+    return true;
+  }
+  return false;
+}
+#pragma GCC diagnostic pop
+#endif
+
 // Decoded operands of recent MFMAs by their register bytes. An attention kernel multiplies
 // the same operand several times in a row (Q against every K tile, P against several V
 // tiles), and comparing 2 KiB of register bytes costs far less than decoding them again.
@@ -191,7 +251,7 @@ struct DecodedOperand {
 };
 
 struct DecodeCache {
-  static constexpr int kEntries = 8;
+  static constexpr int kEntries = 32;
   std::array<DecodedOperand, kEntries> entry;
   int used = 0, next = 0;
 };
@@ -199,7 +259,8 @@ struct DecodeCache {
 // The operand decoded through `index` (register-major dwords whose bytes land `stride`
 // apart when stride > 0, byte by byte through the map otherwise), from the cache or decoded
 // into it. The pointer stays valid until kEntries more operands were decoded.
-const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int stride, const uint32_t* regs) {
+const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int stride, bool rows8,
+                      const uint32_t* regs) {
   const size_t bytes = index.size();
   for (int i = 0; i < c.used; ++i) {
     const DecodedOperand& d = c.entry[i];
@@ -211,6 +272,10 @@ const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int st
   d.index = &index;
   d.stride = stride;
   std::memcpy(d.raw.data(), regs, bytes);
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (stride > 0 && avx512 && decode_dwords_avx512(index, stride, rows8, regs, d.value.data())) return d.value.data();
+#endif
   if (stride > 0) decode_dwords(index, stride, regs, d.value.data());
   else decode_operand(index, regs, d.value.data());
   return d.value.data();
@@ -488,11 +553,11 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   const double* a;
   const double* bt;
   if (args.register_major && amap.dwords_consecutive && bmap.dwords_consecutive) {
-    a = decoded(a_cache, amap.row_major_rm, 1, args.a);
-    bt = decoded(b_cache, bmap.k_major_rm, sh.n, args.b);
+    a = decoded(a_cache, amap.row_major_rm, 1, false, args.a);
+    bt = decoded(b_cache, bmap.k_major_rm, sh.n, bmap.k_major_rows8, args.b);
   } else {
-    a = decoded(a_cache, args.register_major ? amap.row_major_rm : amap.row_major, 0, args.a);
-    bt = decoded(b_cache, args.register_major ? bmap.k_major_rm : bmap.k_major, 0, args.b);
+    a = decoded(a_cache, args.register_major ? amap.row_major_rm : amap.row_major, 0, false, args.a);
+    bt = decoded(b_cache, args.register_major ? bmap.k_major_rm : bmap.k_major, 0, false, args.b);
   }
   const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
   for (int p = 0; p < nblocks; ++p)
