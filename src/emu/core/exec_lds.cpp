@@ -216,9 +216,14 @@ void execute_ds(Executor& x) {
     if (uint64_t(amax) + off_hi + bytes <= x.lds_bytes()) {
       lo = uint64_t(amin) + off_lo;
       hi = uint64_t(amax) + off_hi + bytes;
+      uint32_t low_bits = 0;
+      for (int l = 0; l < kLanes; ++l) low_bits |= addr[l];
       for (int a = 0; a < naddr; ++a)
         for (int k = 0; k < s.dwords; ++k)
           for (int l = 0; l < kLanes; ++l) op->addr[l * 4 + a * s.dwords + k] = uint64_t(addr[l]) + offs[a] + 4 * k;
+      // For the race detector: runs of s.dwords consecutive dwords, aligned when every base is.
+      op->lds_run = s.dwords;
+      op->lds_aligned = ((low_bits | offs[0] | (naddr == 2 ? offs[1] : 0)) & 3) == 0;
       done = true;
     }
   }

@@ -247,6 +247,8 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
   op->lds_base = 0;
   op->landed = false;
   op->lds_box_known = false;
+  op->lds_run = 0;
+  op->lds_aligned = false;
   op->nmarked = 0;
   return op;
 }

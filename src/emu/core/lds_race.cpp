@@ -260,7 +260,8 @@ void record_groups(uint32_t* tags, uint32_t* pcs, const uint64_t* addr, uint64_t
 }  // namespace
 
 bool LdsRaceShadow::try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t pc, const uint64_t* addr,
-                                     uint64_t exec, int dwords, bool write, uint64_t lo, uint64_t hi) {
+                                     uint64_t exec, int dwords, bool write, uint64_t lo, uint64_t hi, int run,
+                                     bool aligned) {
   if (bytes_ != lds_bytes) reset(lds_bytes);
   const size_t n = lds_bytes / 4;  // whole dwords inside the LDS
   if (n == 0 || exec == 0 || dwords < 1 || dwords > 4) return false;
@@ -275,16 +276,21 @@ bool LdsRaceShadow::try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t p
     return true;
   };
   int group = 1;
-  for (int g : {4, 2}) {
-    if (dwords % g == 0 && consecutive(a0, g)) {
-      group = g;
-      break;
+  if (run > 0 && dwords % run == 0) {
+    // Runs the issue built: groups of 4 or 2 inside each run, no per-lane look.
+    group = run % 4 == 0 ? 4 : run % 2 == 0 ? 2 : 1;
+  } else {
+    for (int g : {4, 2}) {
+      if (dwords % g == 0 && consecutive(a0, g)) {
+        group = g;
+        break;
+      }
     }
+    if (group > 1)
+      for (uint64_t m = exec; m; m &= m - 1)
+        if (!consecutive(addr + __builtin_ctzll(m) * 4, group)) return false;
   }
   const int chunks = dwords / group;
-  if (group > 1)
-    for (uint64_t m = exec; m; m &= m - 1)
-      if (!consecutive(addr + __builtin_ctzll(m) * 4, group)) return false;
   const uint32_t epoch_tag = epoch_ << kEpochShift, me_tag = (wave + 1) << kWriterShift, bit = 1u << wave;
   const uint32_t reader_mask = write ? (kReaders & ~bit) : 0;
   uint32_t* tags = dword_.data();
@@ -293,7 +299,7 @@ bool LdsRaceShadow::try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t p
   // test below would pass, so only the record is made.
   if (hi <= 4 * uint64_t(n) && lo < hi && cannot_race(wave, lo, hi, write)) {
     uint64_t misaligned = 0;
-    for (uint64_t m = exec; m; m &= m - 1)
+    for (uint64_t m = aligned ? 0 : exec; m; m &= m - 1)
       for (int c = 0; c < chunks; ++c) misaligned |= addr[__builtin_ctzll(m) * 4 + c * group];
     if ((misaligned & 3) == 0) {
       switch (group) {

@@ -27,9 +27,11 @@ class LdsRaceShadow {
   // address is dword-aligned inside the LDS, no dword is split and none races, the accesses
   // are recorded and the answer is true; otherwise nothing is recorded and the caller runs
   // access() (which reports a race exactly where the range-by-range check finds it).
-  // [lo, hi) bounds every byte of the instruction (PendingOp::box_lo/box_hi).
+  // [lo, hi) bounds every byte of the instruction (PendingOp::box_lo/box_hi). When the issue
+  // knows them, `run` > 0: each lane's dwords are runs of `run` consecutive ones, and
+  // `aligned`: every address is a multiple of 4 (PendingOp::lds_run, lds_aligned).
   bool try_whole_dwords(size_t lds_bytes, uint32_t wave, uint32_t pc, const uint64_t* addr, uint64_t exec,
-                        int dwords, bool write, uint64_t lo, uint64_t hi);
+                        int dwords, bool write, uint64_t lo, uint64_t hi, int run = 0, bool aligned = false);
   // An s_barrier released: every access so far is ordered before every later one.
   void next_epoch();
 

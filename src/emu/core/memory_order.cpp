@@ -145,7 +145,7 @@ void Executor::check_memory_order(PendingOp& op) {
     op.box_write[1] = write && hi > lo;
     if (race_checked && hi > lo &&
         !(bytes == 4 && wg_.lds_race.try_whole_dwords(wg_.lds.size(), w.id_in_group, op.pc, op.addr.data(), op.exec,
-                                                      op.dwords, write, lo, hi))) {
+                                                      op.dwords, write, lo, hi, op.lds_run, op.lds_aligned))) {
       const auto add = [&](uint64_t a, uint64_t e) {
         if (!lds_ranges_.empty() && lds_ranges_.back().end == a)
           lds_ranges_.back().end = e;
@@ -165,6 +165,22 @@ void Executor::check_memory_order(PendingOp& op) {
       }
       wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, lds_ranges_.data(), lds_ranges_.size());
     }
+  } else if (op.kind == PendingOp::kGlobalLoad || op.kind == PendingOp::kGlobalStore) {
+    // Global loads and stores: the footprint of the valid elements only (for_each_range's
+    // ranges without its per-element dispatch; nothing in LDS).
+    const uint64_t bytes = op.elem_bytes < 4 ? op.elem_bytes : 4;
+    uint64_t lo = ~0ull, hi = 0;
+    for (uint64_t m = op.exec; m; m &= m - 1) {
+      const int l = __builtin_ctzll(m);
+      for (int k = 0; k < op.dwords; ++k) {
+        if (!op.valid[l * 4 + k]) continue;
+        lo = std::min(lo, op.addr[l * 4 + k]);
+        hi = std::max(hi, op.addr[l * 4 + k] + bytes);
+      }
+    }
+    op.box_lo[0] = lo;
+    op.box_hi[0] = hi;
+    op.box_write[0] = op.kind == PendingOp::kGlobalStore && hi > lo;
   } else {
     for_each_range(op, [&](const Range& r) {
       op.box_lo[r.lds] = std::min(op.box_lo[r.lds], r.begin);

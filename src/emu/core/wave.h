@@ -78,6 +78,10 @@ struct PendingOp {
   uint64_t box_lo[2] = {~0ull, ~0ull}, box_hi[2] = {0, 0};
   bool box_write[2] = {false, false};
   bool lds_box_known = false;  // box_lo[1]/box_hi[1] set by the DS issue itself (exec_lds.cpp)
+  // Set by the DS issue when it knows (0: not known): each address of a lane starts a run of
+  // `lds_run` consecutive dwords, and lds_aligned: every address is a multiple of 4.
+  uint8_t lds_run = 0;
+  bool lds_aligned = false;
   uint8_t nmarked = 0;
   std::array<uint16_t, 16> marked;         // destination registers flagged in flight
 };
