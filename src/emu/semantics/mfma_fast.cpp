@@ -240,10 +240,19 @@ __attribute__((target("avx512f"))) bool decode_dwords_avx512(const std::vector<u
 #pragma GCC diagnostic pop
 #endif
 
+// A cheap summary of an operand's register bytes (eight dwords spread over it): operands that
+// differ almost always differ here.
+uint64_t fingerprint(const uint32_t* regs, int words) {
+  uint64_t h = 0;
+  for (int i = 0; i < 8; ++i) h = (h ^ regs[(i * words) / 8]) * 0x9E3779B97F4A7C15ull;
+  return h;
+}
+
 // Decoded operands of recent MFMAs by their register bytes. An attention kernel multiplies
 // the same operand several times in a row (Q against every K tile, P against several V
 // tiles), and comparing 2 KiB of register bytes costs far less than decoding them again.
 struct DecodedOperand {
+  uint64_t key = 0;  // fingerprint(raw): most entries are passed over without a comparison
   const std::vector<uint16_t>* index = nullptr;
   int stride = 0;
   std::array<uint32_t, kMaxElems / 4> raw;
@@ -259,14 +268,20 @@ struct DecodeCache {
 // The operand decoded through `index` (register-major dwords whose bytes land `stride`
 // apart when stride > 0, byte by byte through the map otherwise), from the cache or decoded
 // into it. The pointer stays valid until kEntries more operands were decoded.
+// Only operands without NaN codes are decoded and kept: nullptr for one with a NaN code
+// (nothing kept), which the general path takes.
 const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int stride, bool rows8,
                       const uint32_t* regs) {
   const size_t bytes = index.size();
+  const uint64_t key = fingerprint(regs, int(bytes / 4));
   for (int i = 0; i < c.used; ++i) {
     const DecodedOperand& d = c.entry[i];
-    if (d.index == &index && d.stride == stride && std::memcmp(d.raw.data(), regs, bytes) == 0) return d.value.data();
+    if (d.key == key && d.index == &index && d.stride == stride && std::memcmp(d.raw.data(), regs, bytes) == 0)
+      return d.value.data();
   }
+  if (has_nan_code(regs, int(bytes / 4))) return nullptr;
   DecodedOperand& d = c.entry[c.next];
+  d.key = key;
   c.next = (c.next + 1) % DecodeCache::kEntries;
   c.used = std::max(c.used, c.next == 0 ? DecodeCache::kEntries : c.next);
   d.index = &index;
@@ -522,8 +537,6 @@ double pow2(int e) { return double_from(static_cast<uint64_t>(e + 1023) << 52); 
 
 bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   alignas(64) thread_local double dots[kMaxElems];
-  const int words = 64 * sh.per_lane / 4;
-  if (has_nan_code(args.a, words) || has_nan_code(args.b, words)) return false;
   const int nblocks = sh.k / sh.block;
 
   // Scales per row / column and block, checked for NaN before anything is written.
@@ -559,6 +572,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
     a = decoded(a_cache, args.register_major ? amap.row_major_rm : amap.row_major, 0, false, args.a);
     bt = decoded(b_cache, args.register_major ? bmap.k_major_rm : bmap.k_major, 0, false, args.b);
   }
+  if (!a || !bt) return false;  // a NaN code: the general path
   const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
   for (int p = 0; p < nblocks; ++p)
     block_dots(sh.n, a, sh.k, bt, sh.m, p * sh.block, sh.block, dots + p * mn);
