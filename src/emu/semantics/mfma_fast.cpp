@@ -255,6 +255,8 @@ struct DecodedOperand {
   uint64_t key = 0;  // fingerprint(raw): most entries are passed over without a comparison
   const std::vector<uint16_t>* index = nullptr;
   int stride = 0;
+  uint8_t format = 0;  // 0 e4m3; bf16 1 lane-major, 2 register-major registers
+  std::array<int, 32> msb, lsb;  // bf16: bit range per row (A) or column (B), decode_bf16
   std::array<uint32_t, kMaxElems / 4> raw;
   alignas(64) std::array<double, kMaxElems> value;
 };
@@ -276,12 +278,14 @@ const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int st
   const uint64_t key = fingerprint(regs, int(bytes / 4));
   for (int i = 0; i < c.used; ++i) {
     const DecodedOperand& d = c.entry[i];
-    if (d.key == key && d.index == &index && d.stride == stride && std::memcmp(d.raw.data(), regs, bytes) == 0)
+    if (d.key == key && d.index == &index && d.stride == stride && d.format == 0 &&
+        std::memcmp(d.raw.data(), regs, bytes) == 0)
       return d.value.data();
   }
   if (has_nan_code(regs, int(bytes / 4))) return nullptr;
   DecodedOperand& d = c.entry[c.next];
   d.key = key;
+  d.format = 0;
   c.next = (c.next + 1) % DecodeCache::kEntries;
   c.used = std::max(c.used, c.next == 0 ? DecodeCache::kEntries : c.next);
   d.index = &index;
@@ -648,22 +652,52 @@ bool has_nonfinite_bf16(const uint32_t* regs, int halves) {
   return (any & 0x8000u) != 0;
 }
 
+// A bf16 operand decoded through `index` with its bit ranges, from the cache or decoded into
+// it (the operands recur as e4m3 ones do: decoded()); nullptr for an operand holding an
+// infinity or NaN (nothing kept), which the general path takes.
+const DecodedOperand* decoded_bf16(DecodeCache& c, const OperandMap& map, const std::vector<uint16_t>& index,
+                                   const uint32_t* regs, bool register_major) {
+  const int halves = 64 * map.per_lane;
+  const size_t bytes = size_t(halves) * 2;
+  const uint8_t format = register_major ? 2 : 1;
+  const uint64_t key = fingerprint(regs, int(bytes / 4));
+  for (int i = 0; i < c.used; ++i) {
+    const DecodedOperand& d = c.entry[i];
+    if (d.key == key && d.index == &index && d.format == format && std::memcmp(d.raw.data(), regs, bytes) == 0)
+      return &d;
+  }
+  if (has_nonfinite_bf16(regs, halves)) return nullptr;
+  DecodedOperand& d = c.entry[c.next];
+  c.next = (c.next + 1) % DecodeCache::kEntries;
+  c.used = std::max(c.used, c.next == 0 ? DecodeCache::kEntries : c.next);
+  d.key = key;
+  d.index = &index;
+  d.stride = 0;
+  d.format = format;
+  std::memcpy(d.raw.data(), regs, bytes);
+  d.msb.fill(kEmptyMsb);
+  d.lsb.fill(kEmptyLsb);
+  decode_bf16(map, index, regs, register_major, d.value.data(), d.msb.data(), d.lsb.data());
+  return &d;
+}
+
 }  // namespace
 
 bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
-  alignas(64) thread_local double a[kMaxElems], bt[kMaxElems], dots[kMaxElems];
-  const int halves = 64 * sh.per_lane;
+  alignas(64) thread_local double dots[kMaxElems];
   if (sh.k > 32 || sh.scaled) return false;
-  if (has_nonfinite_bf16(args.a, halves) || has_nonfinite_bf16(args.b, halves)) return false;
-  std::array<int, 32> amsb, alsb, bmsb, blsb;
-  amsb.fill(kEmptyMsb);
-  bmsb.fill(kEmptyMsb);
-  alsb.fill(kEmptyLsb);
-  blsb.fill(kEmptyLsb);
   const OperandMap& amap = operand_map(sh.m, sh.k, sh.per_lane, false);
   const OperandMap& bmap = operand_map(sh.n, sh.k, sh.per_lane, false);
-  decode_bf16(amap, amap.row_major, args.a, args.register_major, a, amsb.data(), alsb.data());
-  decode_bf16(bmap, bmap.k_major, args.b, args.register_major, bt, bmsb.data(), blsb.data());
+  thread_local DecodeCache a_cache, b_cache;
+  const DecodedOperand* da = decoded_bf16(a_cache, amap, amap.row_major, args.a, args.register_major);
+  const DecodedOperand* db = da ? decoded_bf16(b_cache, bmap, bmap.k_major, args.b, args.register_major) : nullptr;
+  if (!da || !db) return false;
+  const double* a = da->value.data();
+  const double* bt = db->value.data();
+  const int* amsb = da->msb.data();
+  const int* alsb = da->lsb.data();
+  const int* bmsb = db->msb.data();
+  const int* blsb = db->lsb.data();
   block_dots(sh.n, a, sh.k, bt, sh.m, 0, sh.k, dots);
 
   const uint16_t* slots = output_slots(sh.m, args.register_major);
