@@ -708,6 +708,12 @@ bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
     o.fill(1.0);
     return o;
   }();
+  // The widest bit span of B's nonzero columns: a row is short against every column when its
+  // own span plus this one fits (or either side has no nonzero element), the same answer as
+  // short_sum(j) for each j below.
+  int b_span = -1;
+  for (int j = 0; j < sh.n; ++j)
+    if (bmsb[j] != kEmptyMsb) b_span = std::max(b_span, bmsb[j] - blsb[j]);
   for (int i = 0; i < sh.m; ++i) {
     uint32_t* row = acc.data() + i * sh.n;
     const double* drow = dots + i * sh.n;
@@ -717,9 +723,8 @@ bool mfma_bf16_execute(const FastShape& sh, const MfmaArgs& args) {
       return amsb[i] == kEmptyMsb || bmsb[j] == kEmptyMsb ||
              (amsb[i] + bmsb[j] + 1) - (alsb[i] + blsb[j]) <= 45;
     };
-    bool all_short = true;
-    for (int j = 0; j < sh.n; ++j) all_short &= short_sum(j) && !is_nonfinite(row[j]);
-    if (all_short) {
+    const bool row_short = amsb[i] == kEmptyMsb || b_span < 0 || (amsb[i] - alsb[i]) + b_span + 1 <= 45;
+    if (row_short && !any_nonfinite(row, sh.n)) {
       combine_row(row, drow, 1.0, kOnes.data(), sh.n);
       continue;
     }
