@@ -41,6 +41,28 @@ void set_elem(uint32_t* lane_out, unsigned i, unsigned bits, uint32_t v) {
   lane_out[word + 1] = uint32_t(window >> 32);
 }
 
+// The same exchange for whole-byte elements (tr_b8, tr_b16): fixed shifts instead of the
+// 64-bit windows of get_elem/set_elem.
+template <unsigned kBits>
+void transpose_elements(unsigned n, const uint32_t* raw, uint32_t* out, unsigned groups) {
+  constexpr unsigned kPerWord = 32 / kBits;
+  constexpr uint32_t kMask = (1u << kBits) - 1;
+  const unsigned lanes_per_row = 16 / n;
+  for (unsigned g = 0; g < 4; ++g) {
+    if (!((groups >> g) & 1)) continue;
+    for (unsigned l = 0; l < 16; ++l) {
+      uint32_t* dst = out + (16 * g + l) * 4;
+      dst[0] = dst[1] = dst[2] = dst[3] = 0;
+      const unsigned i = l % n;
+      for (unsigned k = 0; k < n; ++k) {
+        const uint32_t* src = raw + (16 * g + lanes_per_row * k + l / n) * 4;
+        const uint32_t v = (src[i / kPerWord] >> (kBits * (i % kPerWord))) & kMask;
+        dst[k / kPerWord] |= v << (kBits * (k % kPerWord));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {
@@ -57,6 +79,8 @@ bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {
 
 void ds_transpose(const DsTransposeShape& s, const uint32_t* raw, uint32_t* out, unsigned groups) {
   const unsigned n = s.elems, lanes_per_row = 16 / n;
+  if (s.elem_bits == 16) return transpose_elements<16>(n, raw, out, groups);
+  if (s.elem_bits == 8) return transpose_elements<8>(n, raw, out, groups);
   for (unsigned g = 0; g < 4; ++g) {
     if (!((groups >> g) & 1)) continue;
     for (unsigned l = 0; l < 16; ++l) {
