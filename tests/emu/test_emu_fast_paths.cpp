@@ -1,6 +1,6 @@
 // The emulator's shortcuts for common cases against the general code they stand in for, bit
-// for bit: the NaN-free v_min/v_max path and the uniform-selector v_perm_b32 path
-// (exec_valu.cpp) against the pseudocode's per-lane rules.
+// for bit: the NaN-free v_min/v_max path, the uniform-selector v_perm_b32 path and the
+// word-wide v_bitop3_b32 (exec_valu.cpp, valu_ops.h) against the pseudocode's rules.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -88,6 +88,26 @@ TEST(EmuFastPaths, PermUniformMatchesPseudocode) {
     taken += took;
   }
   EXPECT_GT(taken, 500);
+}
+
+// v_bitop3_b32 by minterms against its definition bit by bit, for every truth table.
+TEST(EmuFastPaths, Bitop3MatchesBitByBitDefinition) {
+  const uint64_t seed = zyfa::test::seed_for("EmuFastPaths/Bitop3");
+  std::mt19937_64 rng(seed);
+  int failures = 0;
+  for (uint32_t ttbl = 0; ttbl < 256 && failures < 10; ++ttbl) {
+    for (int rep = 0; rep < 64; ++rep) {
+      const uint32_t a = uint32_t(rng()), b = uint32_t(rng()), c = uint32_t(rng());
+      uint32_t want = 0;
+      for (int i = 0; i < 32; ++i) {
+        const uint32_t idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1);
+        want |= ((ttbl >> idx) & 1) << i;
+      }
+      if (bitop3_b32(a, b, c, ttbl) != want && failures++ < 10)
+        ADD_FAILURE() << "seed " << seed << ": table 0x" << std::hex << ttbl << " a 0x" << a << " b 0x" << b
+                      << " c 0x" << c << ": 0x" << bitop3_b32(a, b, c, ttbl) << ", bit by bit 0x" << want;
+    }
+  }
 }
 
 }  // namespace

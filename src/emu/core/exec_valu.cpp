@@ -1084,12 +1084,7 @@ ValuExec::Step ValuExec::run_integer() {
       // llvm-objdump decodes it: 'bitop3:0x78' is abs 7, omod 1, neg 0; 'bitop3:0x36' is
       // neg 6, abs 6, omod 0.
       const uint32_t ttbl = (in.neg & 7) | ((in.abs & 7) << 3) | ((in.omod & 3) << 6);
-      lanes([&](int l) { uint32_t r = 0;
-        for (int i = 0; i < 32; ++i) {
-          const uint32_t idx = (((a[l] >> i) & 1) << 2) | (((b[l] >> i) & 1) << 1) | ((c[l] >> i) & 1);
-          r |= ((ttbl >> idx) & 1) << i;
-        }
-        return r; });
+      lanes([&](int l) LANE { return bitop3_b32(a[l], b[l], c[l], ttbl); });
       break; }
     case op::V_BCNT_U32_B32: U32_2(popcnt(u0) + u1)
     case op::V_MBCNT_LO_U32_B32: { const uint32_t* a = A(); const uint32_t* b = B();

@@ -34,6 +34,18 @@ uint32_t perm_b32(uint32_t a, uint32_t b, uint32_t selector);
 // and nothing written otherwise.
 bool perm_uniform(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* out);
 
+// v_bitop3_b32: bit i of the result is bit {a_i, b_i, c_i} (a the high index bit) of the
+// 8-bit truth table `ttbl`. Formed as the OR of the table's minterms, whole words at a time:
+// exactly one minterm covers each bit position.
+inline uint32_t bitop3_b32(uint32_t a, uint32_t b, uint32_t c, uint32_t ttbl) {
+  uint32_t r = 0;
+  for (int t = 0; t < 8; ++t) {
+    const uint32_t term = ((t & 4) ? a : ~a) & ((t & 2) ? b : ~b) & ((t & 1) ? c : ~c);
+    r |= ((ttbl >> t) & 1) ? term : 0u;
+  }
+  return r;
+}
+
 // Without NaNs the same results follow the order of these keys (-0 below +0, equal keys only
 // for equal bits), which lane loops compare without branches.
 inline uint32_t order_key(uint32_t u) { return (u & 0x80000000u) ? ~u : (u | 0x80000000u); }
