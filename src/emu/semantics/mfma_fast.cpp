@@ -517,6 +517,22 @@ void combine_row(uint32_t* row, const double* dots, double as, const double* bs,
   combine_row_generic(row, dots, as, bs, n);
 }
 
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void combine_rows_avx512(uint32_t* acc, const double* dots, const double* as,
+                                                           const double* bs, int m, int n) {
+  for (int i = 0; i < m; ++i) combine_row_avx512(acc + i * n, dots + i * n, as[i], bs, n);
+}
+#endif
+
+// Every row of a block at once (m rows of n; row i scaled by as[i]): one call, not one per row.
+void combine_rows(uint32_t* acc, const double* dots, const double* as, const double* bs, int m, int n) {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) return combine_rows_avx512(acc, dots, as, bs, m, n);
+#endif
+  for (int i = 0; i < m; ++i) combine_row(acc + i * n, dots + i * n, as[i], bs, n);
+}
+
 // C into the running values row by row, and the results back. Register-major, a row of D is
 // n consecutive lanes of one register (mfma_layout::output_pos): copied whole.
 void gather_c(const FastShape& sh, const MfmaArgs& args, const uint16_t* slots, uint32_t* acc) {
@@ -589,13 +605,13 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
-    for (int i = 0; i < sh.m; ++i) {
-      const double as = a_scale[p * sh.m + i];
-      uint32_t* row = acc.data() + i * sh.n;
-      const double* drow = dp + i * sh.n;
-      if (!nonfinite) {
-        combine_row(row, drow, as, bs, sh.n);
-      } else {
+    if (!nonfinite) {
+      combine_rows(acc.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
+    } else {
+      for (int i = 0; i < sh.m; ++i) {
+        const double as = a_scale[p * sh.m + i];
+        uint32_t* row = acc.data() + i * sh.n;
+        const double* drow = dp + i * sh.n;
         for (int j = 0; j < sh.n; ++j) {
           row[j] = is_nonfinite(row[j]) ? nonfinite_plus_finite(row[j])
                                         : add_rounded_once(row[j], drow[j] * as * bs[j]);
