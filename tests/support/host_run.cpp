@@ -40,4 +40,25 @@ HostRun run_on_host(VarlenData& data, zyfa_backend_t backend) {
                        [&](void* out, float* lse) { return data.host_desc(out, lse); });
 }
 
+std::string host_varlen_difference(const VarlenConfig& c, zyfa_backend_t backend, const Tolerance& tol,
+                                   std::string* summary) {
+  VarlenData a = make_varlen_data(c);
+  const ReferenceResult ref = reference_varlen_fp64(a);
+  HostRun run = run_on_host(a, backend);
+  if (run.status != ZYFA_STATUS_SUCCESS) return "the call failed: " + run.error;
+  const CheckResult r = check_varlen(a, ref, run.out.data(), c.lse ? run.lse.data() : nullptr, tol);
+  *summary = r.summary();
+  if (!r.ok()) return r.summary();
+  if (!run.guard_intact(a.out_count())) return "write past the output";
+  if (!c.lse && !is_poison_f32(run.lse[0])) return "LSE written although not asked for";
+  return "";
+}
+
+std::string host_varlen_unseen_nan_difference(const VarlenConfig& c, zyfa_backend_t backend) {
+  return varlen_unseen_nan_difference(c, [backend](VarlenData& d) {
+    HostRun r = run_on_host(d, backend);
+    return VarlenOutputs{r.status, r.error, std::move(r.out), std::move(r.lse)};
+  });
+}
+
 }  // namespace zyfa::test
