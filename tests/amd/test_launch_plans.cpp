@@ -162,7 +162,7 @@ TEST(AttnPlan, JobTableTilesMatchTheKernel) {
 }
 
 // Equal jobs (each XCD's streams together) unless they leave workgroups idle for more than 2%
-// of the work; only the two-workgroups-per-CU FP8 d 128 kernel then takes the balanced table.
+// of the work; then the balanced table.
 TEST(AttnPlan, JobScheduleByShape) {
   EXPECT_DOUBLE_EQ(0.0, equal_jobs_idle_share(1024, 512));
   EXPECT_DOUBLE_EQ(1.0 - 576.0 / 1024.0, equal_jobs_idle_share(576, 512));
@@ -174,7 +174,12 @@ TEST(AttnPlan, JobScheduleByShape) {
   EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_FP8_E4M3, 2048, 128, 128));
   EXPECT_EQ(JobSchedule::kBalancedWork, schedule(ZYFA_DTYPE_FP8_E4M3, 4096, 36, 128));
   EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_FP8_E4M3, 1000, 4, 128));
-  EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_BF16, 4096, 36, 128));
+  // One workgroup per CU (256 rows per tile): 36 heads x 8 pairs = 288 jobs on 256.
+  EXPECT_EQ(JobSchedule::kBalancedWork, schedule(ZYFA_DTYPE_BF16, 4096, 36, 128));
+  EXPECT_EQ(JobSchedule::kEqualJobs, schedule(ZYFA_DTYPE_BF16, 2048, 128, 128));
+  // The emulator route test's shape: 258 heads x 1 pair on 256 workgroups.
+  EXPECT_EQ(JobSchedule::kBalancedWork, schedule(ZYFA_DTYPE_BF16, 300, 258, 128));
+  EXPECT_EQ(JobSchedule::kBalancedWork, schedule(ZYFA_DTYPE_FP8_E4M3, 300, 258, 192));
 }
 
 QuantizeProblem quantize_problem(zyfa_dtype_t src, const int64_t shape[4], const int64_t src_stride[4],

@@ -1,7 +1,8 @@
 // BF16 d 128, BF16 d 192/128 and FP8 d 192/128 paths that the configuration matrix of
 // test_emu_fwd.cpp does not reach: the baseline kernels, which the host keeps for V views that
 // the ping-pong kernels cannot load (rows that are not 16 bytes apart), and a negative softmax
-// scale on the ping-pong kernels.
+// scale on the ping-pong kernels, and the balanced job table that only shapes of more jobs than
+// workgroups take.
 // Every run is checked against the fp64 reference, twice under different interleavings for
 // bitwise determinism, and the kernel the host really launched is read from the emulator's
 // per-launch line ($ZYFA_EMU_STATS), so that a change of routing cannot pass unnoticed.
@@ -109,6 +110,10 @@ std::vector<Route> routes() {
        0, kFp8PingPong192},
       {"Fp8D192PingPongNegativeScaleRising", negative_scale(C::of(fp8, 192, 2, 1, 300).with(Inputs::RISING), -0.1f), 0,
        kFp8PingPong192},
+      // More pairs than the 256 workgroups (258 heads of one pair each): the balanced job
+      // table (every tile alone: two-tile streams dealt as lone tiles), which no smaller shape takes.
+      {"D128PingPongBalancedJobTable", C::of(bf16, 128, 258, 2, 300).with(Inputs::GAUSSIAN, 1.0), 0, kPingPong},
+      {"Fp8D192PingPongBalancedJobTable", C::of(fp8, 192, 258, 2, 300), 0, kFp8PingPong192},
   };
 }
 

@@ -212,11 +212,10 @@ JobTableParams attn_job_table_params(const FwdProblem& p) {
   j.num_xcds = 8;
   // Equal jobs keep each XCD's K and V streams together (its workgroups run consecutive pairs
   // of one head, which share that XCD's L2); the balanced table deals lone tiles of different
-  // heads to neighbouring workgroups, and so to all XCDs. With two workgroups per CU (the
-  // generated FP8 d 128 kernel) it is still taken where equal jobs leave workgroups idle for
-  // more than 2% of the work (jobs not a multiple of the grid; docs/design.md, "Balance").
-  if (shape.workgroups_per_cu > 1 && equal_jobs_idle_share(jobs, j.grid) > 0.02)
-    j.schedule = JobSchedule::kBalancedWork;
+  // heads to neighbouring workgroups, and so to all XCDs. It is still taken where equal jobs
+  // leave workgroups idle for more than 2% of the work (jobs not a multiple of the grid, e.g.
+  // S 18311 with 32 heads: 1152 jobs on 256 workgroups; docs/design.md, "Balance").
+  if (equal_jobs_idle_share(jobs, j.grid) > 0.02) j.schedule = JobSchedule::kBalancedWork;
   return j;
 }
 
