@@ -732,14 +732,23 @@ def epilogue():
           f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}",
           f"v_mul_lo_u32 v{t + 1}, v{V_QROW}, s{S_OS + 2}",
           f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
-          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 3, v{t + 1}",
+          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 4, v{t + 1}",
           f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_QROW}",
           f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"]
+    # Registers 4g..4g+3 of block J hold dv 32J + 8g + 4h .. +3 as 2 dwords: the two lanes of a
+    # row each hold 8 bytes of every 16. Lanes j and j + 32 swap (v_permlane32_swap, EXEC
+    # ignored) the upper half's first 8 bytes of each 32 with the lower half's last 8, so that
+    # lane h holds dv 32J + 16p + 8h .. +7 in 4 consecutive registers: one 16-byte store per
+    # lane, 8 stores instead of 16, each output line requested from the L2 half as often.
+    b += ["// 16 contiguous bytes per lane: lanes 0-31 keep dv +0..7 of each 16, lanes 32-63 take +8..15"]
     for J in range(4):
-        for g in range(4):
-            # registers 4g..4g+3 of block J: dv 32J + 8g + 4h .. +3, packed as 2 dwords
-            src = V_S + 8 * J + 2 * g
-            b.append(f"global_store_dwordx2 v{t + 1}, {vr(src, 2)}, s[{S_X}:{S_X + 1}] offset:{2 * (32 * J + 8 * g)}")
+        for p in range(2):
+            base = V_S + 8 * J + 4 * p
+            b += [f"v_permlane32_swap_b32 v{base}, v{base + 2}", f"v_permlane32_swap_b32 v{base + 1}, v{base + 3}"]
+    for J in range(4):
+        for p in range(2):
+            src = V_S + 8 * J + 4 * p
+            b.append(f"global_store_dwordx4 v{t + 1}, {vr(src, 4)}, s[{S_X}:{S_X + 1}] offset:{2 * (32 * J + 16 * p)}")
     done = L("no_lse")
     b += ["// LSE (natural log) from the rounded P: ln 2 (m + log2 L), by the lanes of the first half",
           f"s_cmp_eq_u64 s[{S_LSE}:{S_LSE + 1}], 0",

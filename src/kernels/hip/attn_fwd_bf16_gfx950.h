@@ -761,7 +761,6 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     asm volatile("" : "+s"(vp));
     row_valid = q0 + w.ql < seq_geom<kAny>(*vp, b).lq;
   }
-  if (!row_valid) return;
   float inv = saw_bad_v ? __builtin_nanf("") : o_scale * __builtin_amdgcn_rcpf(l_row);
   // A row that saw no key (row sum 0) is zeros, its LSE -inf (m = -inf).
   if constexpr (kAny) inv = l_row == 0.0f && !saw_bad_v ? 0.0f : inv;
@@ -777,15 +776,29 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       (kAny ? so.bt * e.o_stride[0] + orow_index * e.o_stride[1] + h * e.o_stride[2]
             : b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) *
           2;
+  // The two lanes of a row hold 8 bytes of every 16 of it (key_of: dv 32 jd + 8 g + 4 half).
+  // Lanes j and j + 32 swap (v_permlane32_swap, every lane of the wave: the row's two lanes are
+  // both valid or both not) the upper half's first 8 bytes of each 32 with the lower half's
+  // last 8: lane `half` then holds dv 32 jd + 16 p + 8 half .. +7, one 16-byte store, so each
+  // output line is requested from the L2 half as often as with 8-byte stores.
+  typedef __attribute__((ext_vector_type(4))) unsigned u32x4;
+  u32x4 chunk[4][2];
 #pragma unroll
   for (int jd = 0; jd < 4; ++jd)
 #pragma unroll
-    for (int g = 0; g < 4; ++g) {
-      const uint32_t lo = pack_bf16(w.o[jd][4 * g] * inv, w.o[jd][4 * g + 1] * inv);
-      const uint32_t hi = pack_bf16(w.o[jd][4 * g + 2] * inv, w.o[jd][4 * g + 3] * inv);
-      typedef __attribute__((ext_vector_type(2))) unsigned u32x2;
-      *global_cast<u32x2>(orow + 2 * key_of(32 * jd, 4 * g, w.half)) = u32x2{lo, hi};
+    for (int p = 0; p < 2; ++p) {
+      uint32_t d[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) d[e] = pack_bf16(w.o[jd][8 * p + 2 * e] * inv, w.o[jd][8 * p + 2 * e + 1] * inv);
+      const auto lo = __builtin_amdgcn_permlane32_swap(d[0], d[2], false, false);
+      const auto hi = __builtin_amdgcn_permlane32_swap(d[1], d[3], false, false);
+      chunk[jd][p] = u32x4{lo[0], hi[0], lo[1], hi[1]};
     }
+  if (!row_valid) return;
+#pragma unroll
+  for (int jd = 0; jd < 4; ++jd)
+#pragma unroll
+    for (int p = 0; p < 2; ++p) *global_cast<u32x4>(orow + 2 * (32 * jd + 16 * p + 8 * w.half)) = chunk[jd][p];
   if (e.lse != 0 && w.half == 0) {
     // Natural-log sum-exp of the scaled scores: ln 2 * (m + log2(sum 2^(x - m))).
     global<float>(e.lse)[kAny ? (static_cast<int64_t>(so.bt) * e.heads + h) * lse_rows<kAny>(e) + orow_index
