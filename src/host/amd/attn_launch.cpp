@@ -189,6 +189,12 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 
+// The persistent grid for `jobs` jobs (attn_job_table_params says why).
+static int32_t persistent_grid(uint64_t jobs, const AttnKernelShape& shape) {
+  const uint64_t resident = uint64_t{256} * static_cast<uint64_t>(shape.workgroups_per_cu);
+  return static_cast<int32_t>(jobs < resident ? (jobs > 0 ? jobs : 1) : resident);
+}
+
 double equal_jobs_idle_share(int64_t jobs, int64_t grid) {
   if (jobs <= 0 || grid <= 0) return 0.0;
   const int64_t rounds = (jobs + grid - 1) / grid;  // the busiest workgroups' jobs
@@ -207,8 +213,7 @@ JobTableParams attn_job_table_params(const FwdProblem& p) {
   // less work; workgroup i runs on XCD i % 8, and i and i + 256 share a CU.
   const int64_t tiles = p.batch * p.heads * ((p.seqlen + j.tile_rows - 1) / j.tile_rows);
   const int64_t jobs = (tiles + 1) / 2;
-  const int64_t resident = int64_t{256} * shape.workgroups_per_cu;
-  j.grid = jobs < resident ? (jobs > 0 ? jobs : 1) : resident;
+  j.grid = persistent_grid(static_cast<uint64_t>(jobs), shape);
   j.num_xcds = 8;
   // Equal jobs keep each XCD's K and V streams together (its workgroups run consecutive pairs
   // of one head, which share that XCD's L2); the balanced table deals lone tiles of different
@@ -268,11 +273,8 @@ varlen::Shape varlen_shape(const FwdProblem& p) {
   s.max_k = static_cast<int32_t>(p.seqlen_k);
   s.total_q = p.total_q;
   s.total_k = p.total_k;
-  // As many workgroups as the CUs hold at once (attn_job_table_params), fewer when the
-  // maxima allow fewer jobs.
-  s.grid = 1;
-  const uint64_t jobs = varlen::job_capacity(s), resident = uint64_t{256} * k.workgroups_per_cu;
-  s.grid = static_cast<int32_t>(jobs < resident ? (jobs > 0 ? jobs : 1) : resident);
+  // As for fixed lengths, with the most jobs the maxima allow (job_capacity reads no grid).
+  s.grid = persistent_grid(varlen::job_capacity(s), k);
   return s;
 }
 
