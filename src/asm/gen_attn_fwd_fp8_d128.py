@@ -56,14 +56,18 @@ from gfx950_asm import Kernel, emit
 from kernel_args import ATTN_FWD_ARGS
 
 ARGS_SIZE = ATTN_FWD_ARGS.size
-THREADS = 256
-TILE = 128            # query rows per tile (kAttnTileRows) and keys per key tile
+WAVES = 8
+THREADS = 64 * WAVES
+TILE_Q = 32 * WAVES   # query rows per tile (the job table's tile_rows; wave w owns 32)
+TILE = 128            # keys per key tile (staged into LDS together)
 KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, banks staggered)
 VROW = 132            # LDS bytes per Vt row (one dv, 128 keys; 33 dwords: the 32 rows one operand
                       # read touches fall in 32 different banks)
-VT_BASE = TILE * KROW
-BADV_BASE = VT_BASE + 128 * VROW  # 4 dwords: wave w's smallest diagonal-tile key with a NaN in V
-LDS_BYTES = BADV_BASE + 16
+KBUF = TILE * KROW    # two K buffers at 0 and KBUF (every K read's offset fits 16 bits)
+VT_BASE = 2 * KBUF
+VBUF = 128 * VROW     # two Vt buffers at VT_BASE and VT_BASE + VBUF
+BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with a NaN in V
+LDS_BYTES = BADV_BASE + 4 * WAVES
 LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
 BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written as about 2^8, not 1
 RESCALE_THRESHOLD = 0.125
@@ -99,10 +103,16 @@ S_VDS = 98    # v descale of (b, hk)
 S_T1 = 99
 S_BADV = 100  # smallest key with a NaN in V in the diagonal tile (absolute), past the tile if none
 S_LARGE = 101  # 1 when some row's running max is at least LARGE_M in magnitude (lean P's slow path)
+# this wave's smallest staged key with a NaN in V (absolute, all ones if none), until the loop
+# ends; then the smallest over the workgroup
+S_BADVW = S_BADV
 NEXT_SGPR = 102
 # 8 K rows in bytes (the step between a lane's K loads), in the high word of the K row stride,
 # which the kernel never reads (row offsets are 32-bit: the host checks they fit)
 S_K8 = S_KS + 3
+# 64-key blocks this wave's rows see (the last one partly: its diagonal block), in the high word
+# of the V row stride (unread too); S_NKT holds the query tile's 4 t + 4
+S_NBW = S_VS + 3
 
 # ---- VGPRs. VGPRs + AGPRs stay within 256, so that two workgroups (two waves per SIMD) fit a
 # CU: while one wave of a SIMD runs its MFMAs, the other's softmax fills the vector pipe.
@@ -110,13 +120,15 @@ V_TID, V_BIAS, V_J, V_H = 0, 1, 2, 3
 V_ONES = 4         # 8: e4m3 1.0 in every byte
 V_P = 12           # 8: P codes of the current 64-key block
 V_Q = 20           # 16: Q as the B operand, d 0..63 then 64..127
-V_PF = 36          # 32: the next key tile's K (16) and V (16), loaded while this one computes
+V_PF = 36          # 16: K (8) and V (8) of a later key tile, loaded while earlier ones compute
+V_VRJ1 = (52, 53, 54, 55)  # V_VRJ in the second Vt buffer
 V_S = 68           # 32: scores of one 64-key block (2 score blocks); V transposed staging; V
                    # operands of the block's P V; with V_KOP the 64 registers of the epilogue
 V_KOP = 100        # 32: K operands of the 2 score blocks of a 64-key block; rescale buffer
 V_T = 132          # v132..v143 temporaries
 V_VRJ = (144, 145, 146, 147)  # Vt read address of dv block J (32 J rows further each)
 V_VR = V_VRJ[0]
+V_VRB = (V_VRJ, V_VRJ1)
 V_QSIGN = 148      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
 V_KOFF, V_KMAX, V_KSTEP = 149, 150, 151  # staging K row: lane offset, its clamp, per-tile step
 V_VOFF = 152       # 4: staging V rows' lane offsets
@@ -207,13 +219,13 @@ def prologue():
     ]
     b += [f"v_mov_b32 v{V_ONES + i}, 0x38383838" for i in range(8)]
     b += [
-        "// staging roles: K row t/2, half t%2 (64 bytes); V keys 4(t%32)..+3, dv 16(t/32)..+15",
+        "// staging roles (see staging_roles): LDS write addresses of the K rows and Vt rows",
     ]
     b += staging_roles()
     b += [
         f"v_mul_u32_u24 v{V_KW}, {KROW}, v{R_T2}",
         f"v_add_u32 v{V_KW}, v{V_KW}, v{R_KPART}",
-        f"v_mul_u32_u24 v{V_VW}, {VROW}, v{R_DG16}",
+        f"v_mul_u32_u24 v{V_VW}, {VROW}, v{R_DG8}",
         f"v_add_u32 v{V_VW}, v{V_VW}, v{R_KG4}",
         f"v_add_u32 v{V_VW}, {VT_BASE}, v{V_VW}",
         "// operand reads: K row j at byte 16h; Vt row j (dv) at key byte 4h",
@@ -225,6 +237,9 @@ def prologue():
         f"v_add_u32 v{V_VRJ[1]}, {32 * VROW}, v{V_VR}",
         f"v_add_u32 v{V_VRJ[2]}, {64 * VROW}, v{V_VR}",
         f"v_add_u32 v{V_VRJ[3]}, {96 * VROW}, v{V_VR}",
+    ]
+    b += [f"v_add_u32 v{V_VRJ1[J]}, {VBUF}, v{V_VRJ[J]}" for J in range(4)]
+    b += [
         "s_waitcnt lgkmcnt(0)",
         f"s_add_u32 s{S_SEQM1}, s{S_SEQ}, -1",
         "// job table: G, n_tiles, then this workgroup's job range",
@@ -274,8 +289,8 @@ def tile_setup():
     b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], s[{S_Q}:{S_Q + 1}]"]
     b += mad64(S_X, S_QS, S_B) + mad64(S_X, S_QS + 4, S_H)
     b += [
-        "// query row of the lane: tile * 128 + 32 wave + j; loads clamp to the last row",
-        f"s_lshl_b32 s{S_T0}, s{S_TILE}, 7",
+        "// query row of the lane: tile * 256 + 32 wave + j; loads clamp to the last row",
+        f"s_lshl_b32 s{S_T0}, s{S_TILE}, 8",
         f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 5",
         f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
         f"v_add_u32 v{V_QROW}, s{S_T0}, v{V_J}",
@@ -289,34 +304,57 @@ def tile_setup():
     b += [f"v_accvgpr_write_b32 a{A_O + i}, 0" for i in range(AGPRS)]
     b += [
         f"v_mov_b32 v{V_M}, 0xff800000",
-        f"s_add_u32 s{S_NKT}, s{S_TILE}, 1",
-        f"s_mov_b32 s{S_KT}, 0",
-        "// key tile 0's loads go out before Q is waited for (the 8 of issue_loads after Q's 4)",
+        "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + w/2 + 1 (the",
+        "// last one partly: the diagonal block)",
+        f"s_lshl_b32 s{S_T0}, s{S_TILE}, 2",
+        f"s_add_u32 s{S_NKT}, s{S_T0}, 4",
+        f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
+        f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
+        f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
+        f"s_mov_b32 s{S_BADVW}, -1",
+        "// key tile 0's loads go out before Q is waited for (the 6 of tile 0 after Q's 4)",
     ]
-    b += init_row_offsets() + issue_loads()
-    b += ["s_waitcnt vmcnt(8)"]
+    b += init_row_offsets() + issue_k_loads() + issue_v_loads()
+    b += ["s_waitcnt vmcnt(6)"]
     b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
+    b += ["// key tile 0 into the first buffers, tile 1's loads behind each half (a query tile has",
+          "// at least two key tiles)"]
+    b += store_k(0, 4) + issue_k_loads()
+    b += ["s_waitcnt vmcnt(2)"] + store_v(0, first_tile=True) + issue_v_loads()
+    b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
+    b += qk_first()
+    b += ["// waves 4-7 start half an iteration behind: their first barrier is met by waves 0-3",
+          "// after the softmax of block 0",
+          f"s_cmp_lt_u32 s{S_WAVE}, 4",
+          "s_cbranch_scc1 .Lleading",
+          "s_barrier",
+          ".Lleading:",
+          f"s_mov_b32 s{S_KT}, 0"]
     return b
 
 
-# Staging roles of thread t = 64 w + l, recomputed where needed (temporaries, not kept). Each
-# global load instruction of a wave covers 8 whole 128-byte rows (8 lanes per row, 16 bytes
-# each), so no cache line is fetched by two instructions:
-#   K: rows 32 w + l/8 + 8 i (load i = 0..3), bytes 16 (l%8) .. +15: R_T2 = 32 w + l/8;
-#   V: keys 4 g .. 4 g + 3 with g = t/8 (load i takes key 4 g + i), dv bytes 16 (t%8) .. +15.
-# R_KPART = R_DG16 = 16 (t%8), R_KG4 = 4 g.
-R_T2, R_KPART, R_KG4, R_DG16 = V_T + 8, V_T + 9, V_T + 10, V_T + 9
+# Staging roles of thread t = 64 w + l (w = 0..7), recomputed where needed (temporaries, not
+# kept). Each global load instruction of a wave reads whole 128-byte rows, so no cache line is
+# fetched by two instructions:
+#   K: rows 16 w + l/8 + 8 i (load i = 0, 1), bytes 16 (l%8) .. +15: R_T2 = 16 w + l/8;
+#   V: keys 4 g .. 4 g + 3 with g = t/16 (load i takes key 4 g + i: 4 rows per instruction),
+#      dv bytes 8 (t%16) .. +7.
+# R_KPART = 16 (l%8), R_KG4 = 4 g, R_DG8 = 8 (t%16).
+R_T2, R_KPART, R_KG4, R_DG8 = V_T + 8, V_T + 9, V_T + 10, V_T + 11
 K_ROWS_PER_LOAD = 8
+V_PF_K, V_PF_V = V_PF, V_PF + 8  # 2 K loads of 4 dwords, 4 V loads (keys) of 2 dwords
 
 
 def staging_roles():
     return [f"v_lshrrev_b32 v{R_T2}, 6, v{V_TID}",
-            f"v_lshlrev_b32 v{R_T2}, 5, v{R_T2}",
+            f"v_lshlrev_b32 v{R_T2}, 4, v{R_T2}",
             f"v_bfe_u32 v{R_KG4}, v{V_TID}, 3, 3",
             f"v_add_u32 v{R_T2}, v{R_T2}, v{R_KG4}",
             f"v_and_b32 v{R_KPART}, 7, v{V_TID}",
             f"v_lshlrev_b32 v{R_KPART}, 4, v{R_KPART}",
-            f"v_lshrrev_b32 v{R_KG4}, 3, v{V_TID}",
+            f"v_and_b32 v{R_DG8}, 15, v{V_TID}",
+            f"v_lshlrev_b32 v{R_DG8}, 3, v{R_DG8}",
+            f"v_lshrrev_b32 v{R_KG4}, 4, v{V_TID}",
             f"v_lshlrev_b32 v{R_KG4}, 2, v{R_KG4}"]
 
 
@@ -327,112 +365,129 @@ def init_row_offsets():
     t = V_T
     b = staging_roles()
     b += [f"v_mul_lo_u32 v{V_KOFF}, v{R_T2}, s{S_KS + 2}",
-         f"v_add_u32 v{V_KOFF}, v{V_KOFF}, v{R_KPART}",
-         f"v_mov_b32 v{t}, s{S_SEQM1}",
-         f"v_mul_lo_u32 v{V_KMAX}, v{t}, s{S_KS + 2}",
-         f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{R_KPART}",
-         f"v_mov_b32 v{V_KSTEP}, s{S_KS + 2}",
-         f"v_lshlrev_b32 v{V_KSTEP}, 7, v{V_KSTEP}",
-         f"s_lshl_b32 s{S_K8}, s{S_KS + 2}, 3",
-         f"v_mul_lo_u32 v{V_VMAX}, v{t}, s{S_VS + 2}",
-         f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{R_DG16}",
-         f"v_mov_b32 v{V_VSTEP}, s{S_VS + 2}",
-         f"v_lshlrev_b32 v{V_VSTEP}, 7, v{V_VSTEP}"]
+          f"v_add_u32 v{V_KOFF}, v{V_KOFF}, v{R_KPART}",
+          f"v_mov_b32 v{t}, s{S_SEQM1}",
+          f"v_mul_lo_u32 v{V_KMAX}, v{t}, s{S_KS + 2}",
+          f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{R_KPART}",
+          f"v_mov_b32 v{V_KSTEP}, s{S_KS + 2}",
+          f"v_lshlrev_b32 v{V_KSTEP}, 7, v{V_KSTEP}",
+          f"s_lshl_b32 s{S_K8}, s{S_KS + 2}, 3",
+          f"v_mul_lo_u32 v{V_VMAX}, v{t}, s{S_VS + 2}",
+          f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{R_DG8}",
+          f"v_mov_b32 v{V_VSTEP}, s{S_VS + 2}",
+          f"v_lshlrev_b32 v{V_VSTEP}, 7, v{V_VSTEP}"]
     for i in range(4):
         b += [f"v_add_u32 v{t + 1}, {i}, v{R_KG4}",
               f"v_mul_lo_u32 v{V_VOFF + i}, v{t + 1}, s{S_VS + 2}",
-              f"v_add_u32 v{V_VOFF + i}, v{V_VOFF + i}, v{R_DG16}"]
+              f"v_add_u32 v{V_VOFF + i}, v{V_VOFF + i}, v{R_DG8}"]
     return b
 
 
-def issue_loads():
-    """Global loads of the K and V rows of the next key tile into V_PF, then the offsets move
-    on by one key tile."""
-    b = ["// K: rows min(key0 + 32 w + l/8 + 8 i, seqlen - 1), bytes 16 (l%8) .. +15"]
-    for i in range(4):
-        if i == 0:
-            b.append(f"v_min_u32 v{V_T + 8}, v{V_KOFF}, v{V_KMAX}")
-        else:
-            b += [f"v_add_u32 v{V_T + 9}, s{S_K8}, v{V_T + 9 if i > 1 else V_KOFF}",
-                  f"v_min_u32 v{V_T + 8}, v{V_T + 9}, v{V_KMAX}"]
-        b.append(f"global_load_dwordx4 {vr(V_PF + 4 * i, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}]")
-    b.append("// V: rows min(key0 + 4 (t/8) + i, seqlen - 1), dv 16 (t%8) .. +15")
+def issue_k_loads():
+    """Global loads of the K rows of the next key tile to load, then the offset moves on."""
+    return ["// K: rows min(key0 + 16 w + l/8 + 8 i, seqlen - 1), bytes 16 (l%8) .. +15",
+            f"v_min_u32 v{V_T + 8}, v{V_KOFF}, v{V_KMAX}",
+            f"global_load_dwordx4 {vr(V_PF_K, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}]",
+            f"v_add_u32 v{V_T + 9}, s{S_K8}, v{V_KOFF}",
+            f"v_min_u32 v{V_T + 8}, v{V_T + 9}, v{V_KMAX}",
+            f"global_load_dwordx4 {vr(V_PF_K + 4, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}]",
+            f"v_add_u32 v{V_KOFF}, v{V_KSTEP}, v{V_KOFF}"]
+
+
+def issue_v_loads():
+    """Global loads of the V rows of the next key tile to load, then the offsets move on."""
+    b = ["// V: rows min(key0 + 4 (t/16) + i, seqlen - 1), dv 8 (t%16) .. +7"]
     for i in range(4):
         b += [f"v_min_u32 v{V_T + 4 + i}, v{V_VOFF + i}, v{V_VMAX}",
-              f"global_load_dwordx4 {vr(V_PF + 16 + 4 * i, 4)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
-    b.append(f"v_add_u32 v{V_KOFF}, v{V_KSTEP}, v{V_KOFF}")
+              f"global_load_dwordx2 {vr(V_PF_V + 2 * i, 2)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
     b += [f"v_add_u32 v{V_VOFF + i}, v{V_VSTEP}, v{V_VOFF + i}" for i in range(4)]
     return b
 
 
-def store_lds():
-    """The loaded key tile into LDS: K row-major, V transposed (Vt[dv][key])."""
-    b = ["s_waitcnt vmcnt(0)"]
-    for i in range(4):
-        b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF + 4 * i, 4)} offset:{K_ROWS_PER_LOAD * KROW * i}")
-    b += diagonal_v_check()
+def store_k(buf: int, newer: int):
+    """The loaded K rows into K buffer `buf` (row-major); `newer` loads were issued after them."""
+    b = [f"s_waitcnt vmcnt({newer})"]
+    for i in range(2):
+        b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF_K + 4 * i, 4)} offset:{buf * KBUF + K_ROWS_PER_LOAD * KROW * i}")
+    return b
+
+
+def store_v(buf: int, first_tile: bool = False):
+    """The loaded V rows transposed into Vt buffer `buf` (Vt[dv][key]). The caller has waited
+    for the loads. In the last two key tiles (keys some rows of the query tile cannot see) the
+    NaN codes are zeroed first and the smallest such key recorded (diagonal_v_check)."""
+    b = diagonal_v_check(first_tile)
     b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
           "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
           f"s_mov_b32 s{S_X}, 0x05010400",
           f"s_mov_b32 s{S_X + 1}, 0x07030602",
           f"s_mov_b32 s{S_Y}, 0x05040100",
           f"s_mov_b32 s{S_Y + 1}, 0x07060302"]
-    for w in range(4):
-        a, bb, c, d = (V_PF + 16 + 4 * i + w for i in range(4))
-        t = V_T
+    t = V_T
+    for w in range(2):
+        a, bb, c, d = (V_PF_V + 2 * i + w for i in range(4))
         b += [f"v_perm_b32 v{t}, v{bb}, v{a}, s{S_X}",      # a0 b0 a1 b1
               f"v_perm_b32 v{t + 1}, v{bb}, v{a}, s{S_X + 1}",  # a2 b2 a3 b3
               f"v_perm_b32 v{t + 2}, v{d}, v{c}, s{S_X}",   # c0 d0 c1 d1
               f"v_perm_b32 v{t + 3}, v{d}, v{c}, s{S_X + 1}",   # c2 d2 c3 d3
-              f"v_perm_b32 v{V_S + 4 * w + 0}, v{t + 2}, v{t}, s{S_Y}",
-              f"v_perm_b32 v{V_S + 4 * w + 1}, v{t + 2}, v{t}, s{S_Y + 1}",
-              f"v_perm_b32 v{V_S + 4 * w + 2}, v{t + 3}, v{t + 1}, s{S_Y}",
-              f"v_perm_b32 v{V_S + 4 * w + 3}, v{t + 3}, v{t + 1}, s{S_Y + 1}"]
-    for r in range(16):
-        if r == 8:
-            # 4 + 8 LDS writes outstanding: keep the count within the 15 lgkmcnt can hold
-            b.append("s_waitcnt lgkmcnt(4)")
-        b.append(f"ds_write_b32 v{V_VW}, v{V_S + r} offset:{r * VROW}")
+              f"v_perm_b32 v{t + 4 + 4 * w}, v{t + 2}, v{t}, s{S_Y}",
+              f"v_perm_b32 v{t + 5 + 4 * w}, v{t + 2}, v{t}, s{S_Y + 1}",
+              f"v_perm_b32 v{t + 6 + 4 * w}, v{t + 3}, v{t + 1}, s{S_Y}",
+              f"v_perm_b32 v{t + 7 + 4 * w}, v{t + 3}, v{t + 1}, s{S_Y + 1}"]
+    for r in range(8):
+        b.append(f"ds_write_b32 v{V_VW}, v{t + 4 + r} offset:{buf * VBUF + r * VROW}")
     return b
 
 
-def diagonal_v_check():
-    """In the diagonal key tile only: the wave's smallest key (tile offset) with a NaN code in
-    the V bytes it staged (keys 32 w .. 32 w + 31, every dv) goes to LDS word w, and those
-    codes are zeroed, so that a masked P of 0 never multiplies a NaN. A byte x is NaN when
-    (x & 0x7f) + 1 carries into bit 7; per dword, 0x80 then marks each NaN byte."""
+def diagonal_v_check(first_tile: bool):
+    """In the last two key tiles of the query tile only (its rows see keys up to 256 t + 255, so
+    some rows cannot see some of these keys): the smallest key with a NaN code in the V bytes
+    this wave staged (keys 16 w .. 16 w + 15 of the key tile, every dv) updates S_BADVW, which
+    goes to LDS word w, and those codes are zeroed, so that a masked P of 0 never multiplies a
+    NaN. A byte x is NaN when (x & 0x7f) + 1 carries into bit 7; per dword, 0x80 then marks
+    each NaN byte. The key tile is S_KT / 2 + 1 (V of key tile U is stored in body 2 U - 1),
+    0 for the first."""
     t = V_T
     skip, clean = L("not_diagonal"), L("v_finite")
-    v = [V_PF + 16 + 4 * i + w for i in range(4) for w in range(4)]  # key 4 (t/8) + i, dword w
-    b = [f"s_add_u32 s{S_T1}, s{S_KT}, 1",
-         f"s_cmp_lt_u32 s{S_T1}, s{S_NKT}",
-         f"s_cbranch_scc1 {skip}",
-         "// NaN marks of staged key i, OR over its 4 dwords, in v[t+4+i]"]
+    v = [V_PF_V + 2 * i + w for i in range(4) for w in range(2)]  # key 4 (t/16) + i, dword w
+    b = ["// key tile U in s_t1 (0 before the loop; (S_KT + 1) / 2 in body S_KT)"]
+    if first_tile:
+        b += [f"s_mov_b32 s{S_T1}, 0"]
+    else:
+        b += [f"s_add_u32 s{S_T1}, s{S_KT}, 1", f"s_lshr_b32 s{S_T1}, s{S_T1}, 1"]
+    b += ["// the last two key tiles: U >= n / 2 - 2 (n = S_NKT blocks, two per key tile)",
+          f"s_add_u32 s{S_T0}, s{S_T1}, 2",
+          f"s_lshl_b32 s{S_T0}, s{S_T0}, 1",
+          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+          f"s_cbranch_scc1 {skip}",
+          "// NaN marks of staged key i, OR over its 2 dwords, in v[t+4+i]"]
     for i in range(4):
-        for w in range(4):
-            r = v[4 * i + w]
+        for w in range(2):
+            r = v[2 * i + w]
             dst = t + 4 + i if w == 0 else t + 8
             b += [f"v_and_b32 v{dst}, 0x7f7f7f7f, v{r}",
                   f"v_add_u32 v{dst}, 0x1010101, v{dst}",
                   f"v_and_b32 v{dst}, 0x80808080, v{dst}"]
             if w:
                 b.append(f"v_or_b32 v{t + 4 + i}, v{t + 4 + i}, v{t + 8}")
-    b += ["// lanes 8 g' .. 8 g' + 7 stage keys 32 w + 4 g' .. +3: the first lane l of the ballot of",
-          "// staged key i is key 32 w + 4 (l/8) + i; s_ff1 of 0 is -1, which makes the key huge",
-          "// (0x7ffffffc + the rest: none)",
-          f"s_mov_b32 s{S_BADV}, -1",
-          f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 5"]
+    b += ["// lanes 16 g' .. 16 g' + 15 stage keys 16 w + 4 g' .. +3: the first lane l of the ballot",
+          "// of staged key i is key 16 w + 4 (l/16) + i of the tile; s_ff1 of 0 is -1, which makes",
+          "// the key huge (0x3ffffffc + the rest: none)",
+          f"s_lshl_b32 s{S_T1}, s{S_T1}, 7",
+          f"s_lshl_b32 s{S_T0}, s{S_WAVE}, 4",
+          f"s_add_u32 s{S_T1}, s{S_T1}, s{S_T0}",
+          f"s_mov_b32 s{S_T0}, -1"]
     for i in range(4):
         b += [f"v_cmp_ne_u32_e64 s[{S_X}:{S_X + 1}], 0, v{t + 4 + i}",
               f"s_ff1_i32_b64 s{S_Y}, s[{S_X}:{S_X + 1}]",
-              f"s_lshr_b32 s{S_Y}, s{S_Y}, 3",
+              f"s_lshr_b32 s{S_Y}, s{S_Y}, 4",
               f"s_lshl_b32 s{S_Y}, s{S_Y}, 2",
-              f"s_add_u32 s{S_Y}, s{S_Y}, s{S_T1}",
               f"s_add_u32 s{S_Y}, s{S_Y}, {i}",
-              f"s_min_u32 s{S_BADV}, s{S_BADV}, s{S_Y}"]
-    b += [f"s_min_u32 s{S_BADV}, s{S_BADV}, {TILE}",
-          f"s_cmp_ge_u32 s{S_BADV}, {TILE}",
+              f"s_min_u32 s{S_T0}, s{S_T0}, s{S_Y}"]
+    b += [f"s_cmp_ge_u32 s{S_T0}, {TILE}",
           f"s_cbranch_scc1 {clean}",
+          f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
+          f"s_min_u32 s{S_BADVW}, s{S_BADVW}, s{S_T0}",
           "// zero the NaN bytes: mask = marks | (marks - (marks >> 7)), x & ~mask"]
     for r in v:
         b += [f"v_and_b32 v{t + 8}, 0x7f7f7f7f, v{r}",
@@ -443,33 +498,67 @@ def diagonal_v_check():
               f"v_or_b32 v{t + 8}, v{t + 8}, v{t + 9}",
               f"v_bfi_b32 v{r}, v{t + 8}, 0, v{r}"]
     b += [f"{clean}:",
+          "// (LDS offsets past 64 KiB need the address register)",
           f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 2",
+          f"s_add_u32 s{S_T1}, s{S_T1}, {BADV_BASE}",
           f"v_mov_b32 v{t + 8}, s{S_T1}",
-          f"v_mov_b32 v{t + 9}, s{S_BADV}",
-          f"ds_write_b32 v{t + 8}, v{t + 9} offset:{BADV_BASE}",
+          f"v_mov_b32 v{t + 9}, s{S_BADVW}",
+          f"ds_write_b32 v{t + 8}, v{t + 9}",
           f"{skip}:"]
     return b
 
 
-def stage_kv():
-    """Key tile kt (loaded during tile kt - 1, or before the loop) into LDS; the loads of tile
-    kt + 1 go out right after, so their latency hides behind this tile's MFMAs and softmax."""
-    skip = L("no_prefetch")
-    b = store_lds()
-    b += [f"s_add_u32 s{S_T1}, s{S_KT}, 1",
-          f"s_cmp_lt_u32 s{S_T1}, s{S_NKT}",
-          f"s_cbranch_scc0 {skip}"]
-    b += issue_loads()
-    b += [f"{skip}:", "s_waitcnt lgkmcnt(0)", "s_barrier"]
+def stage(r: int):
+    """Staging in body b = S_KT (b % 4 = r), in the wave's vector phase. K of key tile U goes
+    into LDS in body 2 U - 2 and V of tile U in body 2 U - 1 (tile 0 before the loop), each into
+    buffer U % 2; the loads of tile U + 1's half go out right after. Body b's matrix phase
+    reads K block b + 1 and V block b, and the two wave groups, half an iteration apart, stage
+    in different windows between barriers; this order keeps every write out of the windows
+    that read the buffer's previous tile and ahead of the barrier before its first read."""
+    skip = L("no_stage")
+    b = []
+    if r % 2 == 0:
+        buf = (r // 2 + 1) % 2
+        b += [f"// K of key tile S_KT / 2 + 1 into K buffer {buf}",
+              f"s_add_u32 s{S_T0}, s{S_KT}, 2",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+              f"s_cbranch_scc0 {skip}"]
+        b += store_k(buf, 4)  # V of the same tile was issued after it
+        b += [f"s_add_u32 s{S_T0}, s{S_KT}, 4",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+              f"s_cbranch_scc0 {skip}"]
+        b += issue_k_loads()
+    else:
+        buf = ((r + 1) // 2) % 2
+        wait_all, waited = L("wait_all"), L("waited")
+        b += [f"// V of key tile (S_KT + 1) / 2 into Vt buffer {buf}",
+              f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+              f"s_cbranch_scc0 {skip}",
+              "// the next tile's K loads went out after these (in the previous body) unless none is left",
+              f"s_add_u32 s{S_T0}, s{S_KT}, 3",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+              f"s_cbranch_scc0 {wait_all}",
+              "s_waitcnt vmcnt(2)",
+              f"s_branch {waited}",
+              f"{wait_all}:",
+              "s_waitcnt vmcnt(0)",
+              f"{waited}:"]
+        b += store_v(buf)
+        b += [f"s_add_u32 s{S_T0}, s{S_KT}, 3",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+              f"s_cbranch_scc0 {skip}"]
+        b += issue_v_loads()
+    b += [f"{skip}:"]
     return b
 
 
-def k_reads(half: int):
-    """K operands of the 64-key block `half` (score blocks 2 half and 2 half + 1) into V_KOP:
-    16 registers per score block, d 0..63 then 64..127."""
+def k_reads(buf: int, half: int, i: int):
+    """K operands of score block i (32 keys) of the 64-key block `half` of K buffer `buf` into
+    V_KOP + 16 i: 16 registers, d 0..63 then 64..127 (4 LDS reads)."""
     return [f"ds_read_b128 {vr(V_KOP + 16 * i + 8 * c + 4 * part, 4)}, v{V_KR} "
-            f"offset:{32 * (2 * half + i) * KROW + 64 * c + 32 * part}"
-            for i in range(2) for c in range(2) for part in range(2)]
+            f"offset:{buf * KBUF + 32 * (2 * half + i) * KROW + 64 * c + 32 * part}"
+            for c in range(2) for part in range(2)]
 
 
 def qk_mfmas(i: int):
@@ -482,51 +571,29 @@ def qk_mfmas(i: int):
     return out
 
 
-def qk(half: int):
-    """S^T of the 64-key block `half` = K Q^T. Block 0 reads its K operands here (block 1's
-    are read while block 0's softmax runs: an MFMA reads SrcA/B at issue, so the registers
-    can be refilled right after the MFMAs that use them went out)."""
-    if half == 0:
-        b = k_reads(0) + ["s_waitcnt lgkmcnt(4)", "s_setprio 1"] + qk_mfmas(0)
-        b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + ["s_setprio 0"] + k_reads(1)
-    else:
-        b = ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(0) + qk_mfmas(1) + ["s_setprio 0"]
+def qk_first():
+    """S^T of block 0 = K Q^T, before the loop (both wave groups). An MFMA reads SrcA/B at
+    issue, so operand registers can be refilled right after the MFMAs that use them went out."""
+    b = k_reads(0, 0, 0) + k_reads(0, 0, 1) + ["s_setprio 1", "s_waitcnt lgkmcnt(4)"] + qk_mfmas(0)
+    b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + ["s_setprio 0"]
     return b + MFMA_READ_NOPS
 
 
-def mask_setup():
-    """In the diagonal key tile: the NaN-in-V key over the 4 waves and the mask distances."""
-    t = V_T
-    return [
-        "// the smallest key with a NaN in V over the 4 waves (written before the barrier)",
-        f"v_mov_b32 v{t + 4}, 0",
-        f"ds_read_b128 {vr(t, 4)}, v{t + 4} offset:{BADV_BASE}",
-        "s_waitcnt lgkmcnt(0)",
-        f"v_min3_u32 v{t}, v{t}, v{t + 1}, v{t + 2}",
-        f"v_min_u32 v{t}, v{t}, v{t + 3}",
-        "s_nop 0",
-        f"v_readfirstlane_b32 s{S_BADV}, v{t}",
-        f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
-        f"s_add_u32 s{S_BADV}, s{S_BADV}, s{S_T0}",
-        "// dm0 = qrow - (key0 + 4h), dm1 = dm0 - 64: element (i, r) of 64-key block half is at key",
-        "// offset 32 i + 8 (r/4) + r%4 of the block and stays when that offset <= dm_half",
-        f"s_lshl_b32 s{S_T0}, s{S_KT}, 7",
-        f"v_lshl_add_u32 v{V_DM0}, v{V_H}, 2, s{S_T0}",
-        f"v_sub_u32 v{V_DM0}, v{V_QROW}, v{V_DM0}",
-        f"v_subrev_u32 v{V_DM1}, 64, v{V_DM0}",
-    ]
-
-
-def mask_block(half: int):
-    """Keys past the row (causal) or past seqlen get -inf; only the diagonal key tile has any."""
-    b = mask_setup() if half == 0 else []
-    dm = V_DM0 if half == 0 else V_DM1
+def mask_block():
+    """Keys past the row (causal) get -inf in the wave's diagonal 64-key block b = S_KT (the
+    last one it sees; keys past seqlen are only seen by rows past it, which are not stored).
+    dm = qrow - (64 b + 4h): element (i, r) is at key offset 32 i + 8 (r/4) + r%4 of the block
+    and stays when that offset <= dm."""
+    b = ["// dm = qrow - (64 b + 4h); element (i, r) stays when 32 i + 8 (r/4) + r%4 <= dm",
+         f"s_lshl_b32 s{S_T0}, s{S_KT}, 6",
+         f"v_lshl_add_u32 v{V_DM0}, v{V_H}, 2, s{S_T0}",
+         f"v_sub_u32 v{V_DM0}, v{V_QROW}, v{V_DM0}"]
     elems = [(i, r) for i in range(2) for r in range(16)]
     masks = [f"s[{S_X}:{S_X + 1}]", f"s[{S_Y}:{S_Y + 1}]", "vcc"]
     for g in range(0, len(elems), 3):
         group = elems[g:g + 3]
         for n, (i, r) in enumerate(group):
-            b.append(f"v_cmp_le_i32_e64 {masks[n]}, {32 * i + 8 * (r // 4) + r % 4}, v{dm}")
+            b.append(f"v_cmp_le_i32_e64 {masks[n]}, {32 * i + 8 * (r // 4) + r % 4}, v{V_DM0}")
         if len(group) < 3:
             b.append("s_nop 1")
         for n, (i, r) in enumerate(group):
@@ -657,56 +724,126 @@ def lean_p_large_scores(label: str, back: str):
     return b
 
 
-def pv(half: int):
-    """O^T += V^T P^T and L += ones P^T for the 64-key block `half`, P scaled back by 2^-k.
+def v_reads(buf: int, half: int, J: int):
+    """V^T operand of dv block J for the 64-key block `half` of Vt buffer `buf`: 4 ds_read2_b32
+    from the lane's Vt row into V_S + 8 J (the scores are codes in V_P by now), in the key
+    order the lane holds P in."""
+    out = []
+    for e in range(0, 8, 2):
+        off = 16 * half + 2 * (e % 4) + 8 * (e // 4)  # dwords; e + 1 is 2 dwords further
+        out.append(f"ds_read2_b32 {vr(V_S + 8 * J + e, 2)}, v{V_VRB[buf][J]} offset0:{off} offset1:{off + 2}")
+    return out
 
-    The V^T operand of dv block J is 4 ds_read2_b32 from the lane's Vt row of J (V_VR + J rows
-    of 32) into V_S + 8 J (the scores are codes in V_P by now). Reads run three operands ahead
-    of the MFMAs (at most 12 LDS operations outstanding, under the 15 of lgkmcnt; LDS results
-    return in order)."""
-    def reads(J):
-        out = []
-        for e in range(0, 8, 2):
-            off = 16 * half + 2 * (e % 4) + 8 * (e // 4)  # dwords; e + 1 is 2 dwords further
-            out.append(f"ds_read2_b32 {vr(V_S + 8 * J + e, 2)}, v{V_VRJ[J]} offset0:{off} offset1:{off + 2}")
-        return out
 
-    ahead = 3
-    b = ["s_setprio 1"]
-    for J in range(ahead):
-        b += reads(J)
-    for J in range(4):
-        issued = min(4, J + ahead)
-        b.append(f"s_waitcnt lgkmcnt({4 * (issued - J - 1)})")
-        if J + ahead < 4:
-            b += reads(J + ahead)
-        o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
-        b.append(f"{MFMA} {o}, {vr(V_S + 8 * J, 8)}, {vr(V_P, 8)}, {o}, "
-                 f"v{V_127}, v{V_SC} op_sel_hi:[0,0,0]")
+def pv_mfma(J: int):
+    o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
+    return f"{MFMA} {o}, {vr(V_S + 8 * J, 8)}, {vr(V_P, 8)}, {o}, v{V_127}, v{V_SC} op_sel_hi:[0,0,0]"
+
+
+def l_mfma():
     lreg = f"a[{A_L}:{A_L + 15}]"
-    b.append(f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P, 8)}, {lreg}, "
-             f"v{V_127}, v{V_SC} op_sel_hi:[0,0,0]")
-    # the first block's P V runs straight into the second block's scores (one MFMA phase)
-    return b + (["s_setprio 0"] if half == 1 else [])
+    return f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P, 8)}, {lreg}, v{V_127}, v{V_SC} op_sel_hi:[0,0,0]"
 
 
-def key_block(half: int):
-    """One 64-key block of the key tile: scores, the diagonal tile's mask, softmax, P V."""
-    unmasked = L("unmasked")
-    b = qk(half)
-    b += [f"s_add_u32 s{S_T0}, s{S_KT}, 1",
-          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-          f"s_cbranch_scc1 {unmasked}"]
-    b += mask_block(half)
+def matrix_phase(r: int, scores: bool):
+    """O^T += V^T P^T and L += ones P^T for block b = S_KT (b % 4 = r), P scaled back by 2^-k
+    (one more MFMA with a ones A operand adds the same rounded P into the row sum); then, when
+    `scores`, S^T of block b + 1 = K Q^T. V block b is in Vt buffer (r / 2) % 2, K block b + 1
+    in K buffer ((r + 1) / 2) % 2. LDS reads run ahead of their MFMAs, at most 12 outstanding
+    (lgkmcnt counts 15; LDS results return in order): V of dv blocks 0-2, then each MFMA's
+    wait releases the next 4 reads (V of dv block 3, then K of the two score blocks)."""
+    vbuf, vhalf = (r // 2) % 2, r % 2
+    kbuf, khalf = ((r + 1) // 2) % 2, (r + 1) % 2
+    later = [v_reads(vbuf, vhalf, 3)]
+    if scores:
+        later += [k_reads(kbuf, khalf, 0), k_reads(kbuf, khalf, 1)]
+    b = v_reads(vbuf, vhalf, 0) + v_reads(vbuf, vhalf, 1) + v_reads(vbuf, vhalf, 2)
+    outstanding = 12
+    for J in range(4):
+        # dv block J's reads are done when at most the reads issued after them are outstanding
+        b.append(f"s_waitcnt lgkmcnt({outstanding - 4})")
+        outstanding -= 4
+        b.append(pv_mfma(J))
+        if later:
+            b += later.pop(0)
+            outstanding += 4
+    b.append(l_mfma())
+    if scores:
+        b += [f"s_waitcnt lgkmcnt({outstanding - 4})"] + qk_mfmas(0)
+        b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + MFMA_READ_NOPS
+    return b
+
+
+def body_step(r: int):
+    """Body b = S_KT (b % 4 = r) of the key loop: the softmax of block b, the staging share,
+    then the matrix phase (P V of block b, scores of block b + 1). Waves 0-3 meet the barrier
+    before their matrix phase, waves 4-7 after it (but for the last body, whose barrier is
+    the one after the loop), so between two barriers waves 0-3 run matrix phase j, then the
+    softmax of block j + 1, while waves 4-7 run the softmax of block j, then matrix phase j:
+    on each SIMD one wave's MFMAs meet the other's softmax. Blocks past the
+    wave's diagonal block (S_NBW) are skipped; only the barriers and staging remain."""
+    no_softmax, unmasked, trailing = L("no_softmax"), L("unmasked"), L("trailing")
+    no_scores, no_pv, end = L("no_scores"), L("no_pv"), L("body_end")
+    b = [f"// ---- body b % 4 = {r}: softmax of block b",
+         f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
+         f"s_cbranch_scc0 {no_softmax}",
+         f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+         f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+         f"s_cbranch_scc1 {unmasked}"]
+    b += mask_block()
     b += [f"{unmasked}:"]
     b += softmax()
-    b += pv(half)
+    b += [f"{no_softmax}:"]
+    b += stage(r)
+    b += ["// waves 0-3: barrier before the matrix phase",
+          f"s_cmp_lt_u32 s{S_WAVE}, 4",
+          f"s_cbranch_scc0 {trailing}",
+          "s_waitcnt lgkmcnt(0)",
+          "s_barrier",
+          f"{trailing}:",
+          "s_setprio 1",
+          f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+          f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+          f"s_cbranch_scc0 {no_scores}"]
+    b += matrix_phase(r, True)
+    b += [f"s_branch {no_pv}", f"{no_scores}:",
+          f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
+          f"s_cbranch_scc0 {no_pv}"]
+    b += matrix_phase(r, False)
+    b += [f"{no_pv}:",
+          "s_setprio 0",
+          "// waves 4-7: barrier after the matrix phase, but for the last body",
+          f"s_add_u32 s{S_KT}, s{S_KT}, 1",
+          f"s_cmp_lt_u32 s{S_WAVE}, 4",
+          f"s_cbranch_scc1 {end}",
+          f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
+          f"s_cbranch_scc0 {end}",
+          "s_waitcnt lgkmcnt(0)",
+          "s_barrier",
+          f"{end}:"]
     return b
+
+
+def bad_v_key():
+    """S_BADV: the smallest key with a NaN in V over the 8 waves (their LDS words were last
+    written in the staging of the last key tile, two barriers back), read before the barrier
+    after the loop, past which the next query tile may write them."""
+    t = V_T
+    return [f"v_mov_b32 v{t + 8}, {BADV_BASE}",
+            f"ds_read_b128 {vr(t, 4)}, v{t + 8}",
+            f"ds_read_b128 {vr(t + 4, 4)}, v{t + 8} offset:16",
+            "s_waitcnt lgkmcnt(0)",
+            f"v_min3_u32 v{t}, v{t}, v{t + 1}, v{t + 2}",
+            f"v_min3_u32 v{t}, v{t}, v{t + 3}, v{t + 4}",
+            f"v_min3_u32 v{t}, v{t}, v{t + 5}, v{t + 6}",
+            f"v_min_u32 v{t}, v{t}, v{t + 7}",
+            "s_nop 0",
+            f"v_readfirstlane_b32 s{S_BADV}, v{t}"]
 
 
 def epilogue():
     t = V_T
-    b = MFMA_READ_NOPS + [
+    b = [
         "// out = O * (dv / L), BF16 RNE; rows past seqlen are not stored",
         f"v_accvgpr_read_b32 v{t + 4}, a{A_L}",
         f"v_rcp_f32 v{t}, v{t + 4}",
@@ -789,46 +926,39 @@ def body():
           f"s_cmp_eq_u32 s{S_TW}, -1",
           "s_cbranch_scc1 .Ljob_loop"]
     b += tile_setup()
-    b += [".Lkey_loop:"]
-    b += stage_kv()
-    b += key_block(0)
-    b += ["// in the diagonal key tile, waves 0 and 1 (rows 0 .. 63 of the query tile) see none",
-          "// of keys 64 .. 127: their second block is all zeros of P and is skipped",
-          f"s_add_u32 s{S_T0}, s{S_KT}, 1",
-          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-          "s_cbranch_scc1 .Lsecond_block",
-          f"s_cmp_lt_u32 s{S_WAVE}, 2",
-          "s_cbranch_scc1 .Lkey_tile_end",
-          ".Lsecond_block:"]
-    b += key_block(1)
-    b += [".Lkey_tile_end:",
-          "// every wave is done with this tile's LDS before the next one overwrites it",
-          "s_waitcnt lgkmcnt(0)",
-          "s_barrier",
-          f"s_add_u32 s{S_KT}, s{S_KT}, 1",
-          f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
+    b += ["// the key loop: bodies of 4 blocks (2 key tiles, both buffers once); 4 t + 4 blocks",
+          ".Lkey_loop:"]
+    for r in range(4):
+        b += body_step(r)
+    b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
           "s_cbranch_scc1 .Lkey_loop"]
-    b += epilogue()
+    b += bad_v_key()
+    b += ["// every wave is done with this query tile's LDS before the next one overwrites it",
+          "s_waitcnt lgkmcnt(0)",
+          "s_barrier"]
+    b += MFMA_READ_NOPS + epilogue()
     b += ["s_branch .Ljob_loop", ".Ldone:", "s_endpgm"]
     b += OUT_OF_LINE
     return b
 
 
 def print_stats():
-    """Static counts of one 128-key tile of the key loop (steady state: no mask, no rescale),
-    and what the diagonal tile's mask and a rescale add (schedule_stats.py has the rates)."""
-    steady = stage_kv()
-    for half in range(2):
-        steady += qk(half) + softmax() + pv(half)
-    steady += ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32", "s_cmp_lt_u32", "s_cbranch_scc1"]
+    """Static counts of one 128-key tile of the key loop per wave (two bodies, steady state: no
+    mask, no rescale), and what the diagonal block's mask and a rescale add (schedule_stats.py
+    has the rates)."""
+    steady = []
+    for r in range(2):
+        steady += softmax() + stage(r) + matrix_phase(r, True)
+        steady += ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32", "s_cmp_lt_u32", "s_cbranch_scc1"]
     rescale = rescale_accumulators() + large_m_check()
-    diagonal = diagonal_v_check()[3:]  # what the branch at its top skips off the diagonal
+    check = diagonal_v_check(False)
+    diagonal = check[next(i for i, l in enumerate(check) if l.startswith("s_cbranch")) + 1:]
     steady = [l for l in steady if l not in rescale and l not in diagonal]
     print(schedule_stats.report("key tile (128 keys x 32 queries per wave), steady state",
                                 schedule_stats.count(steady)))
-    print(schedule_stats.report("  + diagonal tile mask", schedule_stats.count(mask_block(0) + mask_block(1))))
-    print(schedule_stats.report("  + diagonal tile V NaN check (zeroing only when one is found)",
-                                schedule_stats.count(diagonal_v_check())))
+    print(schedule_stats.report("  + diagonal block mask", schedule_stats.count(mask_block())))
+    print(schedule_stats.report("  + V NaN check of the last two key tiles (zeroing only when one is found)",
+                                schedule_stats.count(check)))
     print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125), large-max flag",
                                 schedule_stats.count(rescale)))
     print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue())))

@@ -41,13 +41,15 @@ TEST(Fp8AsmDispatch, GeneratedKernelIsEmbedded) {
   ASSERT_NE(k, nullptr);
   EXPECT_STREQ(k->code_object, "attn_fwd_fp8_d128_asm");
   EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnFwdArgs));
-  EXPECT_EQ(k->max_workgroup_size, static_cast<uint32_t>(kernels::kAttnThreads));
+  EXPECT_EQ(k->max_workgroup_size, 512u);  // 8 waves in ping-pong
   EXPECT_EQ(k->scratch_bytes, 0u);
 }
 
 TEST(Fp8AsmDispatch, Fp8D128UsesTheGeneratedKernel) {
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)), "attn_fwd_fp8_d128");
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1)), "attn_fwd_fp8_d128");
+  EXPECT_EQ(attn_kernel_shape(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)).tile_rows, 256);
+  EXPECT_EQ(attn_kernel_shape(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)).threads, 512);
 }
 
 TEST(Fp8AsmDispatch, OtherShapesTakeThePingPongKernels) {
@@ -62,7 +64,7 @@ TEST(Fp8AsmDispatch, RowOffsetsBeyond32BitsKeepTheBaseline) {
   FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
   p.k.stride[1] = (int64_t{1} << 16) + 16;  // (2^16 - 1) rows of 64 KiB + 16 B: past 2^32 bytes
   EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");
-  // K and V offsets run one 128-key tile past the last row before they are clamped.
+  // K and V rows are loaded up to the end of the last 256-row query tile before they are clamped.
   p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1 << 16);
   p.v.stride[1] = (int64_t{1} << 16) - 16;  // the last row fits 32 bits, 127 rows further do not
   EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_hip");

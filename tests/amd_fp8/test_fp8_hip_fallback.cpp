@@ -1,7 +1,10 @@
 // The HIP FP8 d = 128 kernel that serves the problems beyond the generated kernel's 32-bit row
 // offsets. Such problems need more than 4 GiB, so this runs small ones on it instead: a device
-// that launches attn_fwd_fp8_d128_hip wherever the host asked for attn_fwd_fp8_d128 (same
-// arguments, job table and launch shape), through the real AMD host path, on the emulator.
+// that launches attn_fwd_fp8_d128_hip wherever the host asked for attn_fwd_fp8_d128, through
+// the real AMD host path, on the emulator. The generated kernel takes 256-row tiles and 512
+// threads, the HIP one 128-row tiles and 256 threads: the device launches the HIP kernel with
+// the job table, tile divisor and shape that the host gives the same problem when its row
+// offsets send it to the HIP kernel.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,7 +15,9 @@
 
 #include "emu/device/emu_device.h"
 #include "host/amd/amd_backend.h"
+#include "host/amd/attn_launch.h"
 #include "host/amd/code_objects.h"
+#include "host/job_table.h"
 #include "host/validate.h"
 #include "support/seeded.h"
 #include "support/zyfa_test_support.h"
@@ -22,17 +27,48 @@ namespace {
 
 class FallbackDevice final : public emu::EmuDevice {
  public:
+  explicit FallbackDevice(const FwdProblem& p) : problem_(p) {}
+  ~FallbackDevice() override {
+    for (void* t : tables_) EmuDevice::free(t);
+  }
+
   zyfa_status_t launch(const amd::LaunchConfig& cfg) override {
     if (std::strcmp(cfg.kernel, "attn_fwd_fp8_d128") != 0) return EmuDevice::launch(cfg);
     const amd::KernelInfo* k = amd::find_kernel("attn_fwd_fp8_d128_hip");
     if (!k) return ZYFA_STATUS_INTERNAL_ERROR;
+    // The same problem with K rows 4 GiB apart is what the host sends to the HIP kernel.
+    FwdProblem hip = problem_;
+    hip.k.stride[1] = int64_t{1} << 32;
+    if (std::strcmp(amd::attn_kernel_name(hip), "attn_fwd_fp8_d128_hip") != 0) return ZYFA_STATUS_INTERNAL_ERROR;
+    JobTable table;
+    if (!build_job_table(amd::attn_job_table_params(hip), &table)) return ZYFA_STATUS_INTERNAL_ERROR;
+    const size_t bytes = table.words.size() * sizeof(uint32_t);
+    void* dev = nullptr;
+    if (zyfa_status_t s = alloc(bytes, &dev); s != ZYFA_STATUS_SUCCESS) return s;
+    tables_.push_back(dev);
+    if (zyfa_status_t s = upload(dev, table.words.data(), bytes); s != ZYFA_STATUS_SUCCESS) return s;
+    kernels::AttnFwdArgs args;
+    if (cfg.kernarg_size != sizeof(args)) return ZYFA_STATUS_INTERNAL_ERROR;
+    std::memcpy(&args, cfg.kernarg, sizeof(args));
+    const void* host_table = reinterpret_cast<const void*>(static_cast<uintptr_t>(args.job_table));
+    args.job_table = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(dev));
+    args.div_n_tiles = amd::make_attn_args(hip, dev).div_n_tiles;
     amd::LaunchConfig c = cfg;
     c.kernel = k->kernel;
     c.code_object = amd::find_code_object(k->code_object);
+    c.grid[0] = table.grid();
+    c.block[0] = static_cast<uint32_t>(amd::attn_kernel_shape(hip).threads);
+    c.kernarg = &args;
+    for (amd::MemRange& m : c.buffers)
+      if (m.base == host_table) m = {dev, bytes, false};
     ++launches;
     return EmuDevice::launch(c);
   }
   int launches = 0;
+
+ private:
+  FwdProblem problem_;
+  std::vector<void*> tables_;
 };
 
 class Fp8HipFallback : public ::testing::TestWithParam<AttnConfig> {};
@@ -50,7 +86,7 @@ TEST_P(Fp8HipFallback, Emu) {
   FwdProblem p;
   p.backend = ZYFA_BACKEND_EMU;
   ASSERT_EQ(validate_fwd(&d, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-  auto device = std::make_unique<FallbackDevice>();
+  auto device = std::make_unique<FallbackDevice>(p);
   FallbackDevice* dev = device.get();
   auto backend = amd::make_amd_backend(std::move(device), ZYFA_BACKEND_EMU);
   ASSERT_EQ(backend->fwd(p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();

@@ -99,6 +99,10 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
 
 namespace {
 
+// Query rows per tile and threads per workgroup of the generated FP8 d = 128 kernel.
+constexpr int kFp8D128TileRows = 256;
+constexpr int kFp8D128Threads = 512;
+
 // The generated FP8 d = 128 kernel (src/asm/gen_attn_fwd_fp8_d128.py, kernel attn_fwd_fp8_d128) addresses q, k, v and
 // out rows with a 64-bit scalar base per (batch, head) plus a 32-bit per-lane byte offset
 // (row * row stride), and device descales with a 32-bit byte offset. Problems beyond those
@@ -106,8 +110,9 @@ namespace {
 bool fits_32bit_offsets(const FwdProblem& p) {
   constexpr int64_t kLimit = int64_t{1} << 32;
   const int64_t last_row = p.seqlen - 1;
-  // K and V row offsets advance a whole 128-key tile before they are clamped to the last row.
-  const int64_t last_kv_row = p.seqlen + 127;
+  // K and V rows are loaded in 128-key tiles up to the end of the last 256-row query tile
+  // (seqlen + 255 at most) before they are clamped to the last row.
+  const int64_t last_kv_row = p.seqlen + 255;
   if (p.q.stride[1] < 0 || last_row * p.q.stride[1] + 128 >= kLimit) return false;
   const View* kv[2] = {&p.k, &p.v};
   for (const View* v : kv)
@@ -183,9 +188,9 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
     return {pp192::kTileRows, pp192::kThreads};
   if (name == "attn_fwd_fp8_d192_gfx950" || name == "attn_fwd_fp8_d192_gfx950_varlen")
     return {kernels::fp8_d192_gfx950::kTileRows, kernels::fp8_d192_gfx950::kThreads};
-  // The generated FP8 d = 128 kernel fits two workgroups per CU (256 registers per lane, two
-  // waves per SIMD): one wave's MFMAs run under the other's softmax.
-  if (name == "attn_fwd_fp8_d128") return {kernels::kAttnTileRows, kernels::kAttnThreads, 2};
+  // The generated FP8 d = 128 kernel: 8 waves in ping-pong on 256 query rows
+  // (src/asm/gen_attn_fwd_fp8_d128.py, TILE_Q and THREADS).
+  if (name == "attn_fwd_fp8_d128") return {kFp8D128TileRows, kFp8D128Threads};
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 
