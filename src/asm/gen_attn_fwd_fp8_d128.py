@@ -1,25 +1,27 @@
 #!/usr/bin/env python3
 """Generates attn_fwd_fp8_d128_asm.s: causal FP8 e4m3 attention, d_qk = d_v = 128, for gfx950.
 
-Kernel attn_fwd_fp8_d128 (code object attn_fwd_fp8_d128_asm), 256 threads (4 waves), kernel
+Kernel attn_fwd_fp8_d128 (code object attn_fwd_fp8_d128_asm), 512 threads (8 waves), kernel
 arguments AttnFwdArgs (src/kernels/hip/attn_fwd_args.h, 272 bytes), job table host/job_table.h
-with 128-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head) plus a 32-bit
+with 256-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head) plus a 32-bit
 lane offset; src/host/amd/attn_launch.cpp sends larger problems to the HIP kernel.
 
-Work split. A persistent workgroup walks its jobs' tile words; a tile is 128 query rows, wave w
-owns rows 32w .. 32w+31. VGPRs and AGPRs together stay within 256 per lane, so a CU holds two
-workgroups (two waves per SIMD; the host launches 512): while one wave of a SIMD issues MFMAs,
-the other's softmax runs on the vector pipe. The key loop runs over 128-key tiles 0 .. tile
-(causal), and every wave runs every key tile because K and V of the tile are shared through LDS:
-  1. all 256 threads store the tile's K (128 x 128 bytes, row-major into LDS) and V (transposed
-     into LDS as Vt[dv][key], with v_perm_b32 byte shuffles), loaded from global memory while
-     the previous key tile computed; issue the next tile's global loads; barrier;
-  then per 64-key block of the tile (the online-softmax step; two score blocks of 32 keys):
+Work split. A persistent workgroup (one per CU) walks its jobs' tile words; a tile is 256 query
+rows, wave w owns rows 32w .. 32w+31. VGPRs and AGPRs together stay within 256 per lane (two
+waves per SIMD). The key loop runs over 64-key blocks 0 .. 4t + 3 of query tile t (the
+online-softmax step), with one workgroup barrier per block, in ping-pong: waves 0-3 meet it
+before their matrix phase, waves 4-7 after it, so between two barriers waves 0-3 run matrix
+phase j (P V of block j, then the scores of block j + 1) and then the softmax of block j + 1,
+while waves 4-7 run the softmax of block j and then matrix phase j: on each SIMD one wave's
+MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
+  1. staging (in the vector phase): all 512 threads store a 128-key tile's K (row-major into
+     LDS) in one block and its V (transposed into LDS as Vt[dv][key], with v_perm_b32 byte
+     shuffles) in the next, into the second of two buffers each, from global loads issued two
+     blocks earlier (stage() says why the buffers never meet a read);
   2. scores transposed, S^T = K Q^T: K (from LDS) is the A operand of
      v_mfma_scale_f32_32x32x64_f8f6f4, Q (registers, whole tile) the B operand, so lane
      32h + j holds query j's scores of keys 8(r/4) + 4h + r%4 of each 32-key score block in
-     accumulator register r; the second block's K operands are read from LDS while the first
-     block's softmax runs;
+     accumulator register r;
   3. softmax per row in the lane (the partner lane j ^ 32 holds the other half of the row):
      base-2 scores t = acc * scale * log2(e) * dq * dk; lazy rescaling per 64-key block (the
      running max moves only when the block's max exceeds it by more than 0.125); the integer
@@ -32,17 +34,17 @@ the other's softmax runs on the vector pipe. The key loop runs over 128-key tile
      straight from registers as the B operand with the E8M0 scale 127 - k (2^-k removes the
      block's lift); one more MFMA with a ones A operand adds the same rounded P (times 2^-k)
      into the row-sum accumulator L (O and L live in AGPRs);
-  5. after the last key tile: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
-     a barrier ends every key tile, so the next tile's LDS stores never meet a wave still reading.
-In the diagonal key tile waves 0 and 1 skip the second 64-key block, which their rows cannot see.
-Rows past seqlen compute on the last row and are never stored. NaN in V (e4m3fn has no Inf)
-must not reach a row that cannot see it, and 0 (a masked P) times NaN is NaN: in the diagonal
-key tile the staging threads zero V's NaN codes before the transposition and record the
-smallest key that had one; the rows at or after that key, which do see it, are stored as NaN.
-K needs nothing: a masked score is replaced (v_cndmask), never multiplied. Wait states: 20 between an MFMA
-and VALU reads of its result, 2 between a VALU write of VCC/SGPR and its VALU read, 1 after a
-transcendental; every memory result is waited for with s_waitcnt before use, and at most 15
-LDS operations are outstanding (what lgkmcnt counts).
+  5. after the last block: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L).
+Wave w sees blocks 0 .. 4t + w/2 (the last one through the causal mask); it skips the rest but
+still meets their barriers and does its share of the staging. Rows past seqlen compute on the
+last row and are never stored. NaN in V (e4m3fn has no Inf) must not reach a row that cannot
+see it, and 0 (a masked P) times NaN is NaN: in the last two key tiles the staging threads zero
+V's NaN codes before the transposition and record the smallest key that had one; the rows at or
+after that key, which do see it, are stored as NaN. K needs nothing: a masked score is replaced
+(v_cndmask), never multiplied. Wait states: 20 between an MFMA and VALU reads of its result, 2
+between a VALU write of VCC/SGPR and its VALU read, 1 after a transcendental; every memory
+result is waited for with s_waitcnt before use, and at most 15 LDS operations are outstanding
+(what lgkmcnt counts).
 
 usage: gen_attn_fwd_fp8_d128.py OUTPUT.s
        gen_attn_fwd_fp8_d128.py --stats   (static instruction counts and cycle estimate per key tile)
