@@ -414,11 +414,11 @@ def store_k(buf: int, newer: int):
     return b
 
 
-def store_v(buf: int, first_tile: bool = False):
+def store_v(buf: int, first_tile: bool = False, check: bool = True):
     """The loaded V rows transposed into Vt buffer `buf` (Vt[dv][key]). The caller has waited
     for the loads. In the last two key tiles (keys some rows of the query tile cannot see) the
     NaN codes are zeroed first and the smallest such key recorded (diagonal_v_check)."""
-    b = diagonal_v_check(first_tile)
+    b = diagonal_v_check(first_tile) if check else []
     b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
           "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
           f"s_mov_b32 s{S_X}, 0x05010400",
@@ -510,48 +510,45 @@ def diagonal_v_check(first_tile: bool):
     return b
 
 
-def stage(r: int):
+def unless_before_end(k: int, label: str):
+    """Branch to `label` unless S_KT + k < S_NKT (block S_KT + k exists in this query tile)."""
+    return [f"s_add_u32 s{S_T0}, s{S_KT}, {k}",
+            f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+            f"s_cbranch_scc0 {label}"]
+
+
+def stage(r: int, steady: bool):
     """Staging in body b = S_KT (b % 4 = r), in the wave's vector phase. K of key tile U goes
     into LDS in body 2 U - 2 and V of tile U in body 2 U - 1 (tile 0 before the loop), each into
     buffer U % 2; the loads of tile U + 1's half go out right after. Body b's matrix phase
     reads K block b + 1 and V block b, and the two wave groups, half an iteration apart, stage
     in different windows between barriers; this order keeps every write out of the windows
-    that read the buffer's previous tile and ahead of the barrier before its first read."""
+    that read the buffer's previous tile and ahead of the barrier before its first read.
+    `steady`: tile U + 1 exists and U is not one of the last two key tiles (no test made)."""
     skip = L("no_stage")
     b = []
     if r % 2 == 0:
         buf = (r // 2 + 1) % 2
-        b += [f"// K of key tile S_KT / 2 + 1 into K buffer {buf}",
-              f"s_add_u32 s{S_T0}, s{S_KT}, 2",
-              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-              f"s_cbranch_scc0 {skip}"]
+        b += [f"// K of key tile S_KT / 2 + 1 into K buffer {buf}"]
+        b += [] if steady else unless_before_end(2, skip)
         b += store_k(buf, 4)  # V of the same tile was issued after it
-        b += [f"s_add_u32 s{S_T0}, s{S_KT}, 4",
-              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-              f"s_cbranch_scc0 {skip}"]
+        b += [] if steady else unless_before_end(4, skip)
         b += issue_k_loads()
     else:
         buf = ((r + 1) // 2) % 2
         wait_all, waited = L("wait_all"), L("waited")
-        b += [f"// V of key tile (S_KT + 1) / 2 into Vt buffer {buf}",
-              f"s_add_u32 s{S_T0}, s{S_KT}, 1",
-              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-              f"s_cbranch_scc0 {skip}",
-              "// the next tile's K loads went out after these (in the previous body) unless none is left",
-              f"s_add_u32 s{S_T0}, s{S_KT}, 3",
-              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-              f"s_cbranch_scc0 {wait_all}",
-              "s_waitcnt vmcnt(2)",
-              f"s_branch {waited}",
-              f"{wait_all}:",
-              "s_waitcnt vmcnt(0)",
-              f"{waited}:"]
-        b += store_v(buf)
-        b += [f"s_add_u32 s{S_T0}, s{S_KT}, 3",
-              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-              f"s_cbranch_scc0 {skip}"]
+        b += [f"// V of key tile (S_KT + 1) / 2 into Vt buffer {buf}"]
+        if steady:
+            b += ["s_waitcnt vmcnt(2)"]
+        else:
+            b += unless_before_end(1, skip)
+            b += ["// the next tile's K loads went out after these (in the previous body) unless none is left"]
+            b += unless_before_end(3, wait_all)
+            b += ["s_waitcnt vmcnt(2)", f"s_branch {waited}", f"{wait_all}:", "s_waitcnt vmcnt(0)", f"{waited}:"]
+        b += store_v(buf, check=not steady)
+        b += [] if steady else unless_before_end(3, skip)
         b += issue_v_loads()
-    b += [f"{skip}:"]
+    b += [f"{skip}:"] if not steady else []
     return b
 
 
@@ -661,10 +658,10 @@ def softmax():
           "// alpha = 2^(m_old - m_new): 1 where m stays, 0 on the first key block (m_old = -inf)",
           f"v_exp_f32 v{V_ALPHA}, v{t + 2}",
           "s_nop 0"]
-    skip = L("no_rescale")
-    b += [f"s_cmp_eq_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {skip}"]
-    b += rescale_accumulators() + large_m_check()
-    b += [f"{skip}:"]
+    # the rescale (rare past a row's first blocks) sits out of line: the usual path falls through
+    rescale, back = L("rescale"), L("rescaled")
+    b += [f"s_cmp_lg_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {rescale}", f"{back}:"]
+    OUT_OF_LINE.extend([f"{rescale}:"] + rescale_accumulators() + large_m_check() + [f"s_branch {back}"])
     b += ["// k = clamp(floor(m - block max), 0, 126 - lift) + lift: the block max is written as about",
           "// 2^lift, so lean P keeps 8 more binades below it in normal codes (e4m3 reaches 448 = 2^8.8;",
           "// P <= 2^(lift + 0.125)); addend C = bias + 8 (k - m); scale byte 127 - k",
@@ -760,6 +757,8 @@ def matrix_phase(r: int, scores: bool):
     if scores:
         later += [k_reads(kbuf, khalf, 0), k_reads(kbuf, khalf, 1)]
     b = v_reads(vbuf, vhalf, 0) + v_reads(vbuf, vhalf, 1) + v_reads(vbuf, vhalf, 2)
+    # the row-sum MFMA needs no LDS operand: it covers the first reads' latency
+    b.append(l_mfma())
     outstanding = 12
     for J in range(4):
         # dv block J's reads are done when at most the reads issued after them are outstanding
@@ -769,60 +768,84 @@ def matrix_phase(r: int, scores: bool):
         if later:
             b += later.pop(0)
             outstanding += 4
-    b.append(l_mfma())
     if scores:
         b += [f"s_waitcnt lgkmcnt({outstanding - 4})"] + qk_mfmas(0)
         b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + MFMA_READ_NOPS
     return b
 
 
-def body_step(r: int):
-    """Body b = S_KT (b % 4 = r) of the key loop: the softmax of block b, the staging share,
-    then the matrix phase (P V of block b, scores of block b + 1). Waves 0-3 meet the barrier
-    before their matrix phase, waves 4-7 after it (but for the last body, whose barrier is
-    the one after the loop), so between two barriers waves 0-3 run matrix phase j, then the
-    softmax of block j + 1, while waves 4-7 run the softmax of block j, then matrix phase j:
-    on each SIMD one wave's MFMAs meet the other's softmax. Blocks past the
-    wave's diagonal block (S_NBW) are skipped; only the barriers and staging remain."""
-    no_softmax, unmasked, trailing = L("no_softmax"), L("unmasked"), L("trailing")
+def body_step(r: int, lead: bool, steady: bool):
+    """Body b = S_KT (b % 4 = r) of the key loop for waves 0-3 (`lead`) or 4-7: the softmax of
+    block b, the staging share, then the matrix phase (P V of block b, scores of block b + 1).
+    Waves 0-3 meet the barrier before their matrix phase, waves 4-7 after it (but for the last
+    body, whose barrier is the one after the loop), so between two barriers waves 0-3 run
+    matrix phase j, then the softmax of block j + 1, while waves 4-7 run the softmax of block
+    j, then matrix phase j: on each SIMD one wave's MFMAs meet the other's softmax. Blocks past
+    the wave's diagonal block (S_NBW) are skipped; only the barriers and staging remain.
+    `steady`: the caller checked that blocks b .. b + 4 are before the wave's diagonal block
+    and that this body's staging and loads are needed and not in the last two key tiles, so
+    none of those tests is made (each scalar instruction takes an issue slot of the wave, and
+    a taken branch 16 clocks)."""
+    no_softmax, unmasked = L("no_softmax"), L("unmasked")
     no_scores, no_pv, end = L("no_scores"), L("no_pv"), L("body_end")
-    b = [f"// ---- body b % 4 = {r}: softmax of block b",
-         f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
-         f"s_cbranch_scc0 {no_softmax}",
-         f"s_add_u32 s{S_T0}, s{S_KT}, 1",
-         f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
-         f"s_cbranch_scc1 {unmasked}"]
-    b += mask_block()
-    b += [f"{unmasked}:"]
+    b = [f"// ---- body b % 4 = {r}: softmax of block b"]
+    if not steady:
+        b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
+              f"s_cbranch_scc0 {no_softmax}",
+              f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+              f"s_cbranch_scc1 {unmasked}"]
+        b += mask_block()
+        b += [f"{unmasked}:"]
     b += softmax()
-    b += [f"{no_softmax}:"]
-    b += stage(r)
-    b += ["// waves 0-3: barrier before the matrix phase",
-          f"s_cmp_lt_u32 s{S_WAVE}, 4",
-          f"s_cbranch_scc0 {trailing}",
-          "s_waitcnt lgkmcnt(0)",
-          "s_barrier",
-          f"{trailing}:",
-          "s_setprio 1",
-          f"s_add_u32 s{S_T0}, s{S_KT}, 1",
-          f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
-          f"s_cbranch_scc0 {no_scores}"]
-    b += matrix_phase(r, True)
-    b += [f"s_branch {no_pv}", f"{no_scores}:",
-          f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
-          f"s_cbranch_scc0 {no_pv}"]
-    b += matrix_phase(r, False)
-    b += [f"{no_pv}:",
-          "s_setprio 0",
-          "// waves 4-7: barrier after the matrix phase, but for the last body",
-          f"s_add_u32 s{S_KT}, s{S_KT}, 1",
-          f"s_cmp_lt_u32 s{S_WAVE}, 4",
-          f"s_cbranch_scc1 {end}",
-          f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
-          f"s_cbranch_scc0 {end}",
-          "s_waitcnt lgkmcnt(0)",
-          "s_barrier",
-          f"{end}:"]
+    b += [f"{no_softmax}:"] if not steady else []
+    b += stage(r, steady)
+    if lead:
+        b += ["// waves 0-3: barrier before the matrix phase", "s_waitcnt lgkmcnt(0)", "s_barrier"]
+    b += ["s_setprio 1"]
+    if steady:
+        b += matrix_phase(r, True)
+    else:
+        b += [f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+              f"s_cbranch_scc0 {no_scores}"]
+        b += matrix_phase(r, True)
+        b += [f"s_branch {no_pv}", f"{no_scores}:",
+              f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
+              f"s_cbranch_scc0 {no_pv}"]
+        b += matrix_phase(r, False)
+        b += [f"{no_pv}:"]
+    b += ["s_setprio 0", f"s_add_u32 s{S_KT}, s{S_KT}, 1"]
+    if not lead:
+        b += ["// waves 4-7: barrier after the matrix phase"]
+        if not steady:
+            b += ["// (but for the last body: the barrier after the loop)",
+                  f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
+                  f"s_cbranch_scc0 {end}"]
+        b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
+        b += [f"{end}:"] if not steady else []
+    return b
+
+
+def key_loop(lead: bool):
+    """The key loop of one wave group: groups of 4 bodies (2 key tiles, both buffers once), 4 t
+    + 4 blocks in all; a group runs the steady bodies when none of its tests can fail (all but
+    the last two groups of a query tile for most waves)."""
+    g = "lead" if lead else "trail"
+    b = [f".Lkey_loop_{g}:",
+         f"s_add_u32 s{S_T0}, s{S_KT}, 8",
+         f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+         f"s_cbranch_scc0 .Lgeneral_{g}",
+         f"s_add_u32 s{S_T0}, s{S_KT}, 4",
+         f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+         f"s_cbranch_scc0 .Lgeneral_{g}"]
+    for r in range(4):
+        b += body_step(r, lead, True)
+    b += [f"s_branch .Lkey_loop_{g}", f".Lgeneral_{g}:"]
+    for r in range(4):
+        b += body_step(r, lead, False)
+    b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
+          f"s_cbranch_scc1 .Lkey_loop_{g}"]
     return b
 
 
@@ -928,12 +951,8 @@ def body():
           f"s_cmp_eq_u32 s{S_TW}, -1",
           "s_cbranch_scc1 .Ljob_loop"]
     b += tile_setup()
-    b += ["// the key loop: bodies of 4 blocks (2 key tiles, both buffers once); 4 t + 4 blocks",
-          ".Lkey_loop:"]
-    for r in range(4):
-        b += body_step(r)
-    b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
-          "s_cbranch_scc1 .Lkey_loop"]
+    b += [f"s_cmp_lt_u32 s{S_WAVE}, 4", "s_cbranch_scc0 .Lkey_loop_trail"]
+    b += key_loop(True) + ["s_branch .Lkey_loop_end"] + key_loop(False) + [".Lkey_loop_end:"]
     b += bad_v_key()
     b += ["// every wave is done with this query tile's LDS before the next one overwrites it",
           "s_waitcnt lgkmcnt(0)",
@@ -950,7 +969,7 @@ def print_stats():
     has the rates)."""
     steady = []
     for r in range(2):
-        steady += softmax() + stage(r) + matrix_phase(r, True)
+        steady += softmax() + stage(r, True) + matrix_phase(r, True)
         steady += ["s_waitcnt lgkmcnt(0)", "s_barrier", "s_add_u32", "s_cmp_lt_u32", "s_cbranch_scc1"]
     rescale = rescale_accumulators() + large_m_check()
     check = diagonal_v_check(False)
