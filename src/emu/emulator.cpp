@@ -297,6 +297,14 @@ DispatchResult run_dispatch(const Dispatch& d, const DispatchOptions& opt) {
     }
   }
   for (auto& [key, w] : warnings) {
+    if (w.lds_order) {
+      w.text = fmt::format("hardware rules: {} at pc 0x{:x} '{}': LDS bytes another wave touches with no s_barrier "
+                           "between, ordered only by timing ({}); {} time(s), least margin {} cycle(s) beyond the {} "
+                           "required", w.rule, w.pc, w.instruction, w.source, w.count, w.slack_cycles,
+                           timing::kLdsOrderMarginCycles);
+      result.warnings.push_back(std::move(w));
+      continue;
+    }
     w.text = fmt::format("hardware rules: {} at pc 0x{:x} '{}': {} wait state(s) given, LLVM asks for {} ({}); "
                          "{} time(s)", w.rule, w.pc, w.instruction, w.given, w.required, w.source, w.count);
     if (w.slack_cycles >= 0)

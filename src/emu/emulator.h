@@ -120,6 +120,9 @@ struct RuleWarning {
   // in clocks of the MI355X model, by which the cycles other waves filled on the SIMD covered
   // the wait states the wave itself left out; -1 for the rules counted per wave.
   int64_t slack_cycles = -1;
+  // lds-dma-order (hardware rules): no wait states; slack_cycles is the least margin beyond
+  // timing::kLdsOrderMarginCycles by which the model ordered the two accesses.
+  bool lds_order = false;
   std::string text;      // one line with all of the above
 };
 

@@ -1,9 +1,10 @@
 // One AITER forward problem over the shared attention test data (tests/support): Q, K and V
-// copied with K and V given one tile of rows of slack past the end (AITER's look-ahead
-// prefetch reads the tile after the last one; docs/emulator.md), poisoned output and LSE, and
-// the aiter::Problem pointing at them. Used by the emulator tests and zyfa-aiter-race-order.
+// copied with K and V given rows of slack past the end, up to one key tile past the last
+// tile (AITER's look-ahead prefetch reads the tile after the last one, whole; docs/emulator.md), poisoned output and LSE, and
+// the aiter::Problem pointing at them. Used by the emulator tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -25,8 +26,11 @@ inline AiterInputs aiter_inputs(const AttnConfig& cfg, const AttnData& data, con
   in.q = data.q;
   in.k = data.k;
   in.v = data.v;
-  in.k.resize(in.k.size() + size_t(kernel.ts_kv()) * k_row, 0);
-  in.v.resize(in.v.size() + size_t(kernel.ts_kv()) * v_row, 0);
+  // Rows of one batch (the tests run one): the tiles that hold keys, and the tile after them.
+  const size_t ts = size_t(kernel.ts_kv());
+  const size_t rows = (size_t(cfg.seqlen) + ts - 1) / ts * ts + ts;
+  in.k.resize(std::max(in.k.size(), rows * k_row), 0);
+  in.v.resize(std::max(in.v.size(), rows * v_row), 0);
   in.out.resize(data.out_count());
   in.lse.resize(data.lse_count());
   poison_bf16(in.out.data(), in.out.size());

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -28,12 +30,37 @@ namespace {
 
 struct Case {
   int d_qk;
+  bool causal;
   int seqlen;
   uint64_t seed;
+  Inputs inputs = Inputs::GAUSSIAN;  // std 0.1 Gaussian, or peaked: std 1, rising maxima
+  double std = 0.1;
 };
 
 std::string case_name(const Case& c) {
-  return "Bf16_D" + std::to_string(c.d_qk) + "_Causal_S" + std::to_string(c.seqlen) + "_Seed" + std::to_string(c.seed);
+  const std::string inputs = c.inputs == Inputs::RISING ? "_Rising" : c.std == 1.0 ? "_Std1" : "";
+  return "Bf16_D" + std::to_string(c.d_qk) + (c.causal ? "_Causal_S" : "_Full_S") + std::to_string(c.seqlen) + inputs +
+         "_Seed" + std::to_string(c.seed);
+}
+
+// The reference of AITER's kernels without the causal mask: every query row sees every key
+// (one batch, one head, as the cases below).
+ReferenceResult reference_full_fp64(const AttnData& a) {
+  const int64_t S = a.cfg.seqlen, dq = a.cfg.d_qk, dv = a.cfg.d_v;
+  std::vector<double> K(S * dq), V(S * dv), q(dq);
+  for (int64_t s = 0; s < S; ++s) {
+    for (int64_t i = 0; i < dq; ++i) K[s * dq + i] = a.k_at(0, s, 0, i) * a.k_descale[0];
+    for (int64_t i = 0; i < dv; ++i) V[s * dv + i] = a.v_at(0, s, 0, i) * a.v_descale[0];
+  }
+  ReferenceResult r;
+  r.out.assign(S * dv, 0.0);
+  r.lse.assign(S, 0.0);
+  for (int64_t s = 0; s < S; ++s) {
+    for (int64_t i = 0; i < dq; ++i) q[i] = a.q_at(0, s, 0, i) * a.q_descale[0];
+    r.lse[s] = reference_row(q.data(), K.data(), V.data(), S, dq, dv, a.softmax_scale(), &r.out[s * dv]);
+  }
+  finish_reference(r);
+  return r;
 }
 
 bool have_kernels(const std::string& dir, const aiter::KernelChoice& k) {
@@ -45,18 +72,18 @@ class AiterFwd : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AiterFwd, MatchesFp64UnderHardwareRules) {
   const Case c = GetParam();
-  const aiter::KernelChoice kernel{c.d_qk, true};
+  const aiter::KernelChoice kernel{c.d_qk, c.causal};
   const std::string dir = aiter::cache_dir();
   if (!have_kernels(dir, kernel))
     GTEST_SKIP() << "AITER kernels not found in " << dir
                  << " (run bench/aiter/fetch-aiter-kernels.sh, or cmake/setup.sh, to fetch them)";
 
-  AttnConfig cfg = AttnConfig::of(ZYFA_DTYPE_BF16, c.d_qk, 1, 1, c.seqlen);
+  AttnConfig cfg = AttnConfig::of(ZYFA_DTYPE_BF16, c.d_qk, 1, 1, c.seqlen).with(c.inputs, c.std);
   cfg.seed = c.seed;
   std::printf("%s: input seed %llu, interleaving seed %llu\n", case_name(c).c_str(),
               static_cast<unsigned long long>(c.seed), static_cast<unsigned long long>(c.seed));
   AttnData data = make_attn_data(cfg);
-  const ReferenceResult ref = reference_fp64(data);
+  const ReferenceResult ref = c.causal ? reference_fp64(data) : reference_full_fp64(data);
 
   AiterInputs in = aiter_inputs(cfg, data, kernel);
   emu::DispatchOptions opt;
@@ -65,17 +92,26 @@ TEST_P(AiterFwd, MatchesFp64UnderHardwareRules) {
   const emu::DispatchResult r = aiter::run(dir, kernel, in.problem, opt);
   ASSERT_TRUE(r.ok) << r.error;
   // The warnings, summed per rule (one line per instruction would be ~200 lines).
-  std::map<std::string, std::array<uint64_t, 3>> per_rule;  // instructions, times, fewest given
+  struct Sum {
+    uint64_t instructions = 0, times = 0, fewest_given = UINT64_MAX;
+    int64_t least_slack = INT64_MAX;  // cycles, for the rules decided on the model's clocks
+  };
+  std::map<std::string, Sum> per_rule;
   for (const emu::RuleWarning& w : r.warnings) {
-    auto& n = per_rule.try_emplace(w.rule, std::array<uint64_t, 3>{0, 0, UINT64_MAX}).first->second;
-    n[0] += 1;
-    n[1] += w.count;
-    n[2] = std::min<uint64_t>(n[2], uint64_t(w.given));
+    Sum& n = per_rule[w.rule];
+    n.instructions += 1;
+    n.times += w.count;
+    n.fewest_given = std::min<uint64_t>(n.fewest_given, uint64_t(w.given));
+    if (w.slack_cycles >= 0) n.least_slack = std::min(n.least_slack, w.slack_cycles);
   }
-  for (const auto& [rule, n] : per_rule)
-    std::printf("  hardware rules: %s at %llu instruction(s), %llu time(s), fewest wait states %llu\n", rule.c_str(),
-                static_cast<unsigned long long>(n[0]), static_cast<unsigned long long>(n[1]),
-                static_cast<unsigned long long>(n[2]));
+  for (const auto& [rule, n] : per_rule) {
+    std::printf("  hardware rules: %s at %llu instruction(s), %llu time(s)", rule.c_str(),
+                static_cast<unsigned long long>(n.instructions), static_cast<unsigned long long>(n.times));
+    if (rule != "lds-dma-order")
+      std::printf(", fewest wait states %llu", static_cast<unsigned long long>(n.fewest_given));
+    if (n.least_slack != INT64_MAX) std::printf(", least slack %lld cycle(s)", static_cast<long long>(n.least_slack));
+    std::printf("\n");
+  }
 
   // Output: relative RMS < 1e-2 (BF16 P and output rounding), every element written, no NaN.
   // LSE: 1e-4 relative to the largest reference LSE magnitude (a row's own LSE can be ~0).
@@ -92,8 +128,16 @@ TEST_P(AiterFwd, MatchesFp64UnderHardwareRules) {
 std::vector<Case> cases() {
   std::vector<Case> v;
   for (int d : {128, 192})
-    for (int s : {256, 300})
-      for (uint64_t seed : {1, 2, 3}) v.push_back({d, s, seed});
+    for (bool causal : {true, false})
+      for (int s : {256, 300})
+        for (uint64_t seed : {1, 2, 3}) {
+          v.push_back({d, causal, s, seed});
+          // Peaked softmax rows as well: std-0.1 inputs make every row nearly uniform.
+          if (seed == 1) {
+            v.push_back({d, causal, s, seed, Inputs::GAUSSIAN, 1.0});
+            v.push_back({d, causal, s, seed, Inputs::RISING, 0.1});
+          }
+        }
   return v;
 }
 

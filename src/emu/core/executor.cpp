@@ -243,12 +243,15 @@ PendingOp* Executor::new_op(PendingOp::Kind kind, Counter counter) {
   op->op = in_->op;
   op->exec = w.exec();
   op->seq = w.next_seq++;
+  op->issue_clock = w.clock;
+  op->issue_tick = w.ticks;
   op->pc = in_->pc;
   op->lds_base = 0;
   op->landed = false;
   op->lds_box_known = false;
   op->lds_run = 0;
   op->lds_aligned = false;
+  op->land_at_issue = false;
   op->nmarked = 0;
   return op;
 }
@@ -280,6 +283,7 @@ void Executor::issue(PendingOp* op) {
     if (op->counter == Counter::kLgkmLds) w.lds_queue.push_back(op);
     else w.smem_set.push_back(op);
   }
+  if (op->land_at_issue) land(op);  // ordered before another wave's load to LDS (lds_dma_order.cpp)
 }
 
 void Executor::land(PendingOp* op) {
@@ -317,7 +321,11 @@ void Executor::land_oldest(Counter c) {
     if (!open.empty()) land(open[rng().below(static_cast<uint32_t>(open.size()))]);
     return;
   }
+  // Under the hardware rules a load to LDS lands only when its wave's s_waitcnt needs it
+  // (lds_dma_order.cpp): the latest its data can come, which the timing replay then checks.
+  const bool hold_dma = c == Counter::kVm && ctx_.rules == RuleSet::kHardware;
   for (PendingOp* op : c == Counter::kVm ? w.vm_queue : w.lds_queue) {
+    if (hold_dma && op->kind == PendingOp::kGlobalLoadToLds) continue;
     if (!op->landed) {
       land(op);
       return;
@@ -530,11 +538,37 @@ void Executor::run() {
       for (auto& w : wg_.waves) w->at_barrier = false;
       continue;
     }
+    // Strict: a random wave for a random slice, to show missing waits and barriers.
+    // Hardware: one instruction of the wave with the fewest ticks (ties at random), so that the
+    // waves advance together as the hardware's do, and a load to LDS lands about when its
+    // data would (the order lds_dma_order.cpp gives such accesses is then the replay's).
     Wave* w = runnable[rng().below(static_cast<uint32_t>(runnable.size()))];
-    const uint32_t quantum = 1 + rng().below(24);
+    const bool hardware = ctx_.rules == RuleSet::kHardware;
+    if (hardware)
+      for (Wave* r : runnable)
+        if (r->ticks < w->ticks) w = r;
+    const uint32_t quantum = hardware ? 1 : 1 + rng().below(24);
     for (uint32_t q = 0; q < quantum; ++q)
       if (!step(*w)) break;
   }
+}
+
+// Hardware rules: an s_waitcnt whose vmcnt retires a load to LDS not yet landed waits, in
+// scheduling ticks, until kLoadToLdsTicks after the load's issue: the other waves issue that
+// many instructions first, as they would during the load's round trip. False: not yet.
+bool Executor::wait_for_load_to_lds(Wave& w, const Instruction& in) {
+  if (in.enc != Encoding::kSopp || in.op != op::S_WAITCNT) return true;
+  const uint32_t s = uint32_t(in.simm16) & 0xFFFF;
+  const uint32_t vmcnt = (s & 0xF) | (((s >> 14) & 3) << 4);
+  uint64_t ready = 0;
+  for (size_t i = 0; i + vmcnt < w.vm_queue.size(); ++i) {
+    const PendingOp* op = w.vm_queue[i];
+    if (op->kind == PendingOp::kGlobalLoadToLds && !op->landed)
+      ready = std::max(ready, op->issue_tick + kLoadToLdsTicks);
+  }
+  if (w.ticks >= ready) return true;
+  w.ticks = ready;
+  return false;
 }
 
 bool Executor::step(Wave& w) {
@@ -546,6 +580,7 @@ bool Executor::step(Wave& w) {
   }
   in_ = in;
   if (in->enc == Encoding::kInvalid) fault(fmt::format("undecodable instruction word 0x{:08x}", in->word0));
+  if (ctx_.rules == RuleSet::kHardware && !wait_for_load_to_lds(w, *in)) return false;
   if (w.timing) w.timing->push_back({in->pc, 0, 0});
   // Full EXEC is the common case; the builtin is a library call on hosts built without POPCNT.
   const uint64_t exec = w.exec();
@@ -574,6 +609,7 @@ bool Executor::step(Wave& w) {
     default: fault("unsupported encoding");
   }
   if (w.clock == clock_before) w.clock += 1;  // s_nop advances it itself
+  ++w.ticks;
   const bool traced = ctx_.trace.enabled && wg_.linear_id == ctx_.trace.workgroup &&
                       w.id_in_group == ctx_.trace.wave && ctx_.trace.out;
   if (traced) trace_instruction(w, *in, true);

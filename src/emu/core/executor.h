@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,6 +88,15 @@ class Executor {
   void maybe_complete_random();
   // Cross-wave ordering at barriers and loads to LDS (memory_order.cpp).
   void record_unfenced_writes();
+  // Under the hardware rules (lds_dma_order.cpp): a conflict between the access being issued
+  // and an earlier one of wave `other` that no barrier orders, where one of the two is a load
+  // to LDS, is ordered as issued, recorded as a claim for the timing replay, and true is
+  // returned; false (the caller faults) otherwise. The earlier access is named by the race
+  // detector's tags (`byte`, whether the other access writes) or by an unfenced access.
+  bool order_lds_race(uint32_t other, uint64_t byte, bool other_writes);
+  bool order_unfenced(const UnfencedAccess& u);
+  // Appends the op being issued to the interval's LDS access log (hardware rules only).
+  void log_lds_access(const PendingOp& op);
   // Sets the op's footprint (PendingOp::box_*) and checks it; before the op is queued.
   void check_memory_order(PendingOp& op);
 
@@ -137,6 +147,12 @@ class Executor {
  private:
   void init_waves();
   bool step(Wave& w);  // executes one instruction; false when the wave cannot continue now
+  bool wait_for_load_to_lds(Wave& w, const Instruction& in);
+  // The scheduling ticks (instructions of the other waves) a load to LDS takes under the
+  // hardware rules: about a global-memory round trip (~500 clocks on the MI355X model) at a
+  // few clocks per instruction. Only the emulation's choice of order rests on it; the replay
+  // checks that order on the model's clocks (lds_dma_order.cpp).
+  static constexpr uint64_t kLoadToLdsTicks = 64;
   void exec_salu();
   void exec_sopp();
   void exec_smem();
@@ -161,6 +177,14 @@ class Executor {
   std::vector<std::array<uint64_t, 256>> swap_write_clock_;
   // The LDS byte ranges of the op being checked, contiguous ones merged (memory_order.cpp).
   std::vector<LdsRaceShadow::Range> lds_ranges_;
+  // The op check_memory_order is checking (lds_dma_order.cpp), and the log entry the last
+  // order_lds_race call found per other wave and kind (one instruction meets many dwords).
+  PendingOp* checking_ = nullptr;
+  const Workgroup::LdsAccess* last_found_[2][16] = {};
+  // Claims already made: (first wave, first clock, second wave, second clock).
+  std::set<std::array<uint64_t, 4>> lds_order_claimed_;
+  bool order_pair(Wave& other, uint64_t seq, uint64_t clock, uint32_t pc, bool other_dma, bool other_write);
+  void land_for(Wave& other, PendingOp* op);
   friend struct ValuExec;
   friend struct SaluExec;
 

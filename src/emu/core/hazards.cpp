@@ -234,7 +234,7 @@ void Executor::hazard_mfma(const char* rule, uint64_t producer, int64_t given, i
   }
   CycleClaim c;
   c.rule = rule;
-  c.wave = w_->id_in_group;
+  c.wave = c.producer_wave = w_->id_in_group;
   c.producer_clock = producer;
   c.consumer_clock = w_->clock;
   c.need = need;

@@ -106,10 +106,14 @@ inline void LdsRaceShadow::check_one(Executor& x, uint32_t* tags, uint32_t* pcs,
   const bool same_epoch = (t >> kEpochShift) == epoch_;
   const uint32_t writer = same_epoch ? (t >> kWriterShift) & 31 : 0;
   const uint32_t readers = same_epoch ? t & kReaders : 0;
-  if (writer && writer != me) race(x, wave, byte, kind, writer - 1, true, pcs[i]);
+  // Under the hardware rules a pair with a load to LDS in it may be ordered by timing
+  // (Executor::order_lds_race, lds_dma_order.cpp); every other pair is a race.
+  if (writer && writer != me && !x.order_lds_race(writer - 1, byte, true)) race(x, wave, byte, kind, writer - 1, true, pcs[i]);
   if (kind == Access::kWrite) {
-    const uint32_t others = readers & ~bit;
-    if (others) race(x, wave, byte, kind, uint32_t(__builtin_ctz(others)), false, 0);
+    for (uint32_t others = readers & ~bit; others; others &= others - 1) {
+      const uint32_t other = uint32_t(__builtin_ctz(others));
+      if (!x.order_lds_race(other, byte, false)) race(x, wave, byte, kind, other, false, 0);
+    }
     tags[i] = (epoch_ << kEpochShift) | (me << kWriterShift) | readers;
     pcs[i] = pc;
   } else {

@@ -85,6 +85,7 @@ const char* space(bool lds) { return lds ? "LDS" : "global memory"; }
 void Executor::record_unfenced_writes() {
   wg_.lds_race.next_epoch();
   wg_.unfenced.clear();
+  wg_.lds_log.clear();
   for (auto& wp : wg_.waves) {
     const Wave& w = *wp;
     for (const auto* queue : {&w.vm_queue, &w.lds_queue}) {
@@ -102,6 +103,10 @@ void Executor::record_unfenced_writes() {
 
 void Executor::check_memory_order(PendingOp& op) {
   Wave& w = *w_;
+  checking_ = &op;
+  if (ctx_.rules == RuleSet::kHardware)  // lds_dma_order.cpp
+    for (auto& row : last_found_)
+      for (auto& f : row) f = nullptr;
   // One pass over the lanes: the footprint per space, and the LDS ranges with contiguous
   // ones merged (same bytes in the same order, so the race detector sees what it would see
   // range by range).
@@ -195,6 +200,7 @@ void Executor::check_memory_order(PendingOp& op) {
     if (race_checked && !lds_ranges_.empty())
       wg_.lds_race.access(*this, wg_.lds.size(), w.id_in_group, op.pc, lds_ranges_.data(), lds_ranges_.size());
   }
+  log_lds_access(op);
   const auto overlaps = [](uint64_t lo0, uint64_t hi0, uint64_t lo1, uint64_t hi1) { return lo0 < hi1 && lo1 < hi0; };
 
   // LDS written by this wave's own loads-to-LDS still in flight. Pairs whose footprints are
@@ -237,6 +243,7 @@ void Executor::check_memory_order(PendingOp& op) {
       if (u.wave == w.id_in_group || r.begin >= u.op.box_hi[r.lds] || u.op.box_lo[r.lds] >= r.end) continue;
       for (const UnfencedAccess::Bytes& b : u.ranges) {
         if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end || (!b.write && !r.write)) continue;
+        if (r.lds && order_unfenced(u)) break;  // hardware rules: ordered by timing (lds_dma_order.cpp)
         if (b.write)
           fault(fmt::format("{} bytes 0x{:x}..0x{:x} were written by wave {} at pc 0x{:x} without an s_waitcnt "
                             "before the s_barrier; this {} after the barrier may see them before they land "

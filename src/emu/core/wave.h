@@ -59,6 +59,8 @@ struct PendingOp {
   uint16_t op = 0;            // DS opcode for LDS ops that compute (atomics, permutes)
   uint64_t exec = 0;
   uint64_t seq = 0;           // issue order, for diagnostics
+  uint64_t issue_clock = 0;   // the wave's wait-state clock at issue (timing claims)
+  uint64_t issue_tick = 0;    // the wave's scheduling ticks at issue (Wave::ticks)
   uint32_t pc = 0;
   // Per lane per dword: address (global byte address or LDS byte offset) and data.
   // valid bit 0 of valid_mask[lane*dwords+k]: in range (buffer OOB components read 0/drop).
@@ -82,6 +84,9 @@ struct PendingOp {
   // `lds_run` consecutive dwords, and lds_aligned: every address is a multiple of 4.
   uint8_t lds_run = 0;
   bool lds_aligned = false;
+  // Hardware rules: this DS access is ordered before another wave's load to LDS still in flight
+  // (lds_dma_order.cpp), so it lands at issue, before that load can.
+  bool land_at_issue = false;
   uint8_t nmarked = 0;
   std::array<uint16_t, 16> marked;         // destination registers flagged in flight
 };
@@ -116,6 +121,10 @@ struct Wave {
   uint32_t id_in_group = 0;
   Workgroup* wg = nullptr;
   uint64_t instructions = 0, lane_instructions = 0;
+  // Hardware rules: the scheduler's notion of this wave's time (Executor::run): one per
+  // instruction, and an s_waitcnt that needs a load to LDS not yet landed waits until
+  // kLoadToLdsTicks after that load's issue.
+  uint64_t ticks = 0;
   // Private segment (architected flat scratch, exec_vmem.cpp): this wave's scratch, each
   // lane's bytes interleaved one dword at a time; FLAT_SCRATCH holds its address.
   std::vector<uint8_t> scratch;
@@ -193,6 +202,16 @@ struct Workgroup {
   // Accesses not waited for at the last barrier release; cleared at the next one.
   std::vector<UnfencedAccess> unfenced;
   LdsRaceShadow lds_race;  // accesses of the waves since the last barrier release (lds_race.cpp)
+  // Under the hardware rules: every LDS access of the current barrier interval, in issue
+  // order (lds_dma_order.cpp), to name the access a race report's tags point at.
+  struct LdsAccess {
+    uint32_t wave;
+    uint32_t pc;
+    uint64_t seq, clock;   // the op's seq in its wave, and the wave's clock at issue
+    uint64_t lo, hi;       // bounding LDS byte range
+    bool write, dma;       // dma: a load to LDS (it writes when its data return)
+  };
+  std::vector<LdsAccess> lds_log;
   WorkgroupTrace* trace = nullptr;  // set when the timing model records this workgroup
 };
 

@@ -23,10 +23,11 @@ namespace {
 
 constexpr uint64_t kNotIssued = UINT64_MAX;
 
-// The trace indices whose issue clocks one wave's claims need, ascending, and the clocks.
+// The trace indices whose issue clocks one wave's claims need, ascending, and the clocks
+// (issue, and the span in which the instruction touches memory: IssueObserver).
 struct Wanted {
   std::vector<size_t> index;
-  std::vector<uint64_t> clock;
+  std::vector<uint64_t> clock, mem_begin, mem_end;
   size_t next = 0;
 };
 
@@ -36,16 +37,25 @@ struct Wanted {
 class Recorder : public IssueObserver {
  public:
   std::vector<std::vector<Wanted>> wanted;  // [workgroup position in the CU's order][wave]
-  void issued(size_t wg, uint32_t wave, size_t index, uint64_t clock, uint64_t, uint64_t) override {
+  void issued(size_t wg, uint32_t wave, size_t index, uint64_t clock, uint64_t mem_begin, uint64_t mem_end) override {
     if (wg >= wanted.size() || wave >= wanted[wg].size()) return;
     Wanted& w = wanted[wg][wave];
     while (w.next < w.index.size() && w.index[w.next] < index) ++w.next;
-    if (w.next < w.index.size() && w.index[w.next] == index) w.clock[w.next++] = clock;
+    if (w.next < w.index.size() && w.index[w.next] == index) {
+      w.mem_begin[w.next] = mem_begin;
+      w.mem_end[w.next] = mem_end;
+      w.clock[w.next++] = clock;
+    }
   }
-  uint64_t clock_of(size_t wg, uint32_t wave, size_t index) const {
+  // kWhich: 0 the issue clock, 1 the first clock of its memory access, 2 the last.
+  uint64_t clock_of(size_t wg, uint32_t wave, size_t index, int which = 0) const {
+    if (wave >= wanted[wg].size()) return kNotIssued;
     const Wanted& w = wanted[wg][wave];
     const auto it = std::lower_bound(w.index.begin(), w.index.end(), index);
-    return it != w.index.end() && *it == index ? w.clock[size_t(it - w.index.begin())] : kNotIssued;
+    if (it == w.index.end() || *it != index) return kNotIssued;
+    const size_t i = size_t(it - w.index.begin());
+    if (w.clock[i] == kNotIssued) return kNotIssued;
+    return which == 0 ? w.clock[i] : which == 1 ? w.mem_begin[i] : w.mem_end[i];
   }
 };
 
@@ -81,6 +91,17 @@ struct Placed {
   size_t producer, consumer;  // trace indices (SIZE_MAX: no instruction at that clock)
 };
 
+std::string lds_order_fault(const KernelInfo& kernel, const CycleClaim& c, uint64_t first_end, uint64_t second_begin,
+                            bool issued) {
+  if (!issued)
+    return fmt::format("kernel {}: {}; under the hardware rules the MI355X model's replay must show that order, but "
+                       "it issued no instruction at the clocks of one of the two accesses (rule {}){}",
+                       kernel.name, c.what, c.rule, c.where);
+  return fmt::format("kernel {}: {}; under the hardware rules too: on the MI355X model the first access is done with "
+                     "LDS at clock {} and the second touches it at clock {}, not {} clocks later or more (rule {}){}",
+                     kernel.name, c.what, first_end, second_begin, kLdsOrderMarginCycles, c.rule, c.where);
+}
+
 std::string cycle_fault(const KernelInfo& kernel, const CycleClaim& c, uint64_t elapsed, bool issued) {
   const uint64_t needed = cycles_for_wait_states(c.need);
   if (!issued)
@@ -92,6 +113,43 @@ std::string cycle_fault(const KernelInfo& kernel, const CycleClaim& c, uint64_t 
                      "MFMA's issue to this one's, {} needed ({} wait states of {} cycles after the MFMA's issue "
                      "slot; rule {}){}",
                      kernel.name, c.what, elapsed, needed, c.need, kIssuePeriod, c.rule, c.where);
+}
+
+using FaultKey = std::tuple<uint64_t, uint32_t, uint64_t>;
+using WarningMap = std::map<std::pair<uint32_t, std::string>, RuleWarning>;
+
+// An lds-dma-order claim: the first access done with LDS (the end of its memory span) at
+// least kLdsOrderMarginCycles before the second touches it on the replay.
+void decide_lds_order(const KernelInfo& kernel, const CycleClaim& c, const Placed& p, const Recorder& rec,
+                      WarningMap& warnings, CycleVerdicts& v, FaultKey& first) {
+  const bool placed = p.producer != SIZE_MAX && p.consumer != SIZE_MAX;
+  const uint64_t first_end = placed ? rec.clock_of(p.position, c.producer_wave, p.producer, 2) : kNotIssued;
+  // A DS access touches LDS while the LDS serves it; a load to LDS writes it when its data
+  // return, at the end of its span.
+  const uint64_t second_begin = placed ? rec.clock_of(p.position, c.wave, p.consumer, c.consumer_dma ? 2 : 1) : kNotIssued;
+  const bool issued = first_end != kNotIssued && second_begin != kNotIssued;
+  if (!issued || second_begin < first_end + kLdsOrderMarginCycles) {
+    const FaultKey key{p.workgroup, c.wave, c.consumer_clock};
+    if (!v.faulted || key < first) {
+      first = key;
+      v.faulted = true;
+      v.fault = lds_order_fault(kernel, c, first_end, second_begin, issued);
+    }
+    return;
+  }
+  RuleWarning& w = warnings[{c.pc, c.rule}];
+  const int64_t slack = int64_t(second_begin - first_end - kLdsOrderMarginCycles);
+  if (w.count == 0) {
+    w.rule = c.rule;
+    w.pc = c.pc;
+    w.instruction = c.instruction;
+    w.source = "AMDGPUUsage GFX942 memory model (LDS of different waves ordered by s_waitcnt and s_barrier only), "
+               "decided on the MI355X model's clocks";
+    w.slack_cycles = slack;
+    w.lds_order = true;
+  }
+  w.slack_cycles = std::min(w.slack_cycles, slack);
+  ++w.count;
 }
 
 }  // namespace
@@ -124,36 +182,46 @@ CycleVerdicts decide_cycle_claims(const LoadedCodeObject& object, const KernelIn
       if (found == claims.end()) continue;
       rec.wanted[pos].resize(t.waves.size());
       // Per wave: the clocks its claims name, mapped to trace indices in one pass.
-      std::map<uint32_t, std::vector<const CycleClaim*>> by_wave;
-      for (const CycleClaim& c : found->second) by_wave[c.wave].push_back(&c);
-      for (auto& [wave, list] : by_wave) {
-        std::set<uint64_t> wanted_clocks;
-        for (const CycleClaim* c : list) wanted_clocks.insert({c->producer_clock, c->consumer_clock});
-        const std::vector<uint64_t> clocks(wanted_clocks.begin(), wanted_clocks.end());
-        const std::vector<size_t> idx = wave < t.waves.size()
-                                            ? indices_of_clocks(object, t.waves[wave], clocks, advance_of_pc)
-                                            : std::vector<size_t>(clocks.size(), SIZE_MAX);
-        auto index_of = [&](uint64_t clock) {
-          return idx[size_t(std::lower_bound(clocks.begin(), clocks.end(), clock) - clocks.begin())];
-        };
-        std::set<size_t> wanted_idx;
-        for (const CycleClaim* c : list) {
-          Placed p{c, t.linear_id, pos, index_of(c->producer_clock), index_of(c->consumer_clock)};
-          if (p.producer != SIZE_MAX) wanted_idx.insert(p.producer);
-          if (p.consumer != SIZE_MAX) wanted_idx.insert(p.consumer);
-          placed.push_back(p);
-        }
+      // Per wave: the clocks its claims name (a claim names one clock in each of its two waves),
+      // mapped to trace indices in one pass.
+      std::map<uint32_t, std::set<uint64_t>> clocks_of_wave;
+      for (const CycleClaim& c : found->second) {
+        clocks_of_wave[c.producer_wave].insert(c.producer_clock);
+        clocks_of_wave[c.wave].insert(c.consumer_clock);
+      }
+      std::map<uint32_t, std::pair<std::vector<uint64_t>, std::vector<size_t>>> index_map;
+      for (auto& [wave, set] : clocks_of_wave) {
+        std::vector<uint64_t> clocks(set.begin(), set.end());
+        std::vector<size_t> idx = wave < t.waves.size() ? indices_of_clocks(object, t.waves[wave], clocks, advance_of_pc)
+                                                        : std::vector<size_t>(clocks.size(), SIZE_MAX);
         if (wave < rec.wanted[pos].size()) {
+          std::set<size_t> wanted_idx;
+          for (size_t i : idx)
+            if (i != SIZE_MAX) wanted_idx.insert(i);
           Wanted& w = rec.wanted[pos][wave];
           w.index.assign(wanted_idx.begin(), wanted_idx.end());
           w.clock.assign(w.index.size(), kNotIssued);
+          w.mem_begin.assign(w.index.size(), kNotIssued);
+          w.mem_end.assign(w.index.size(), kNotIssued);
         }
+        index_map[wave] = {std::move(clocks), std::move(idx)};
       }
+      auto index_of = [&](uint32_t wave, uint64_t clock) {
+        const auto& [clocks, idx] = index_map[wave];
+        return idx[size_t(std::lower_bound(clocks.begin(), clocks.end(), clock) - clocks.begin())];
+      };
+      for (const CycleClaim& c : found->second)
+        placed.push_back({&c, t.linear_id, pos, index_of(c.producer_wave, c.producer_clock),
+                          index_of(c.wave, c.consumer_clock)});
     }
     simulate_cu(object, kernel, lds_bytes, order, &rec);
 
     for (const Placed& p : placed) {
       const CycleClaim& c = *p.claim;
+      if (c.lds_order) {
+        decide_lds_order(kernel, c, p, rec, warnings, v, first);
+        continue;
+      }
       const bool have_both = p.producer != SIZE_MAX && p.consumer != SIZE_MAX && c.wave < rec.wanted[p.position].size();
       const uint64_t t0 = have_both ? rec.clock_of(p.position, c.wave, p.producer) : kNotIssued;
       const uint64_t t1 = have_both ? rec.clock_of(p.position, c.wave, p.consumer) : kNotIssued;

@@ -22,10 +22,15 @@ namespace zyfa::emu {
 class LoadedCodeObject;
 struct KernelInfo;
 
-// A consumer issued fewer of its wave's own wait states after an MFMA than the rule asks for.
+// A consumer issued fewer of its wave's own wait states after an MFMA than the rule asks for;
+// or (lds_order) two LDS accesses of different waves that no barrier orders, one of them a load
+// to LDS, whose order the emulation followed and the replay must confirm (lds_dma_order.cpp).
 struct CycleClaim {
-  const char* rule = "";        // mfma-read, mfma-overwrite, mfma-srcc, mfma-srcc-war
-  uint32_t wave = 0;            // within the workgroup
+  const char* rule = "";        // mfma-read, mfma-overwrite, mfma-srcc, mfma-srcc-war, lds-dma-order
+  uint32_t wave = 0;            // within the workgroup: the consumer's (the second access's) wave
+  uint32_t producer_wave = 0;   // the MFMA's wave (= wave), or the first access's wave
+  bool lds_order = false;       // the first access must be done with LDS before the second touches it
+  bool consumer_dma = false;    // lds_order: the second access is a load to LDS (it writes on return)
   uint64_t producer_clock = 0;  // wave wait-state clocks (wave.h) of the MFMA and the consumer
   uint64_t consumer_clock = 0;
   int need = 0, given = 0;      // wait states the rule asks for, and the wave's own
@@ -36,6 +41,12 @@ struct CycleClaim {
 };
 
 namespace timing {
+
+// The least margin, in model clocks, by which the replay must order the two accesses of an
+// lds-dma-order claim: the first done with LDS, then this many clocks, then the second. The
+// model's vector-memory latency is an estimate (docs/timing-model.md), so an order that rests
+// on a few clocks of it is not taken as shown.
+constexpr uint64_t kLdsOrderMarginCycles = 256;
 
 // Issue clocks of a wait state: the model offers a SIMD one issue slot every kIssuePeriod
 // clocks, and `need` wait states between two instructions are `need` slots between them.
