@@ -744,7 +744,12 @@ def l_mfma():
     return f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P, 8)}, {lreg}, v{V_127}, v{V_SC} op_sel_hi:[0,0,0]"
 
 
-def matrix_phase(r: int, scores: bool):
+def first_v_reads(r: int):
+    """The matrix phase's first 12 reads: V^T of dv blocks 0-2 of block b (b % 4 = r)."""
+    return v_reads((r // 2) % 2, r % 2, 0) + v_reads((r // 2) % 2, r % 2, 1) + v_reads((r // 2) % 2, r % 2, 2)
+
+
+def matrix_phase(r: int, scores: bool, preissued: bool = False):
     """O^T += V^T P^T and L += ones P^T for block b = S_KT (b % 4 = r), P scaled back by 2^-k
     (one more MFMA with a ones A operand adds the same rounded P into the row sum); then, when
     `scores`, S^T of block b + 1 = K Q^T. V block b is in Vt buffer (r / 2) % 2, K block b + 1
@@ -756,7 +761,7 @@ def matrix_phase(r: int, scores: bool):
     later = [v_reads(vbuf, vhalf, 3)]
     if scores:
         later += [k_reads(kbuf, khalf, 0), k_reads(kbuf, khalf, 1)]
-    b = v_reads(vbuf, vhalf, 0) + v_reads(vbuf, vhalf, 1) + v_reads(vbuf, vhalf, 2)
+    b = [] if preissued else first_v_reads(r)
     # the row-sum MFMA needs no LDS operand: it covers the first reads' latency
     b.append(l_mfma())
     outstanding = 12
@@ -800,11 +805,17 @@ def body_step(r: int, lead: bool, steady: bool):
     b += softmax()
     b += [f"{no_softmax}:"] if not steady else []
     b += stage(r, steady)
+    # steady waves 0-3 in an odd block (the second of its key tile, whose V was visible before
+    # this barrier) issue the matrix phase's first reads before the barrier, which waits only
+    # for their staging writes (issued before them; LDS operations return in order)
+    early_reads = steady and lead and r % 2 == 1
     if lead:
-        b += ["// waves 0-3: barrier before the matrix phase", "s_waitcnt lgkmcnt(0)", "s_barrier"]
+        b += ["// waves 0-3: barrier before the matrix phase"]
+        b += first_v_reads(r) + ["s_waitcnt lgkmcnt(12)"] if early_reads else ["s_waitcnt lgkmcnt(0)"]
+        b += ["s_barrier"]
     b += ["s_setprio 1"]
     if steady:
-        b += matrix_phase(r, True)
+        b += matrix_phase(r, True, preissued=early_reads)
     else:
         b += [f"s_add_u32 s{S_T0}, s{S_KT}, 1",
               f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
