@@ -649,18 +649,18 @@ def softmax():
           "// block max in base-2 score units; lazy rescaling: m moves only beyond the threshold",
           f"v_mul_f32 v{t}, v{V_BM}, v{V_F}",
           f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
-          f"v_mov_b32 v{t + 2}, v{V_M}",
           f"v_cmp_lt_f32 vcc, {f32(RESCALE_THRESHOLD)}, v{t + 1}",
-          "s_nop 1",
-          f"v_cndmask_b32 v{V_M}, v{V_M}, v{t}, vcc",
+          "// (the next two give v_cndmask its 2 wait states after the VCC write; SCC: some lane moves)",
+          f"v_mov_b32 v{t + 2}, v{V_M}",
           f"s_and_b64 s[{S_X}:{S_X + 1}], vcc, exec",
+          f"v_cndmask_b32 v{V_M}, v{V_M}, v{t}, vcc",
           f"v_sub_f32 v{t + 2}, v{t + 2}, v{V_M}",
-          "// alpha = 2^(m_old - m_new): 1 where m stays, 0 on the first key block (m_old = -inf)",
-          f"v_exp_f32 v{V_ALPHA}, v{t + 2}",
-          "s_nop 0"]
+          "// alpha = 2^(m_old - m_new): 1 where m stays, 0 on the first key block (m_old = -inf);",
+          "// only the rescale reads it, past the branch (its wait state)",
+          f"v_exp_f32 v{V_ALPHA}, v{t + 2}"]
     # the rescale (rare past a row's first blocks) sits out of line: the usual path falls through
     rescale, back = L("rescale"), L("rescaled")
-    b += [f"s_cmp_lg_u64 s[{S_X}:{S_X + 1}], 0", f"s_cbranch_scc1 {rescale}", f"{back}:"]
+    b += [f"s_cbranch_scc1 {rescale}", f"{back}:"]
     OUT_OF_LINE.extend([f"{rescale}:"] + rescale_accumulators() + large_m_check() + [f"s_branch {back}"])
     b += ["// k = clamp(floor(m - block max), 0, 126 - lift) + lift: the block max is written as about",
           "// 2^lift, so lean P keeps 8 more binades below it in normal codes (e4m3 reaches 448 = 2^8.8;",
