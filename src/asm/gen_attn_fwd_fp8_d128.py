@@ -15,8 +15,8 @@ phase j (P V of block j, then the scores of block j + 1) and then the softmax of
 while waves 4-7 run the softmax of block j and then matrix phase j: on each SIMD one wave's
 MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
   1. staging (in the vector phase): all 512 threads store a 128-key tile's K (row-major into
-     LDS) in one block and its V (transposed into LDS as Vt[dv][key], with v_perm_b32 byte
-     shuffles) in the next, into the second of two buffers each, from global loads issued two
+     LDS) in one block and its V (row-major, 16-byte chunks swizzled, read transposed by
+     ds_read_b64_tr_b8) in the next, into the second of two buffers each, from global loads issued two
      blocks earlier (stage() says why the buffers never meet a read);
   2. scores transposed, S^T = K Q^T: K (from LDS) is the A operand of
      v_mfma_scale_f32_32x32x64_f8f6f4, Q (registers, whole tile) the B operand, so lane
@@ -63,11 +63,10 @@ THREADS = 64 * WAVES
 TILE_Q = 32 * WAVES   # query rows per tile (the job table's tile_rows; wave w owns 32)
 TILE = 128            # keys per key tile (staged into LDS together)
 KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, banks staggered)
-VROW = 132            # LDS bytes per Vt row (one dv, 128 keys; 33 dwords: the 32 rows one operand
-                      # read touches fall in 32 different banks)
+VROW = 128            # LDS bytes per V row (one key, row-major; read transposed by ds_read_b64_tr_b8)
 KBUF = TILE * KROW    # two K buffers at 0 and KBUF (every K read's offset fits 16 bits)
 VT_BASE = 2 * KBUF
-VBUF = 128 * VROW     # two Vt buffers at VT_BASE and VT_BASE + VBUF
+VBUF = TILE * VROW    # two V buffers at VT_BASE and VT_BASE + VBUF
 BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with a NaN in V
 LDS_BYTES = BADV_BASE + 4 * WAVES
 LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
@@ -123,14 +122,12 @@ V_ONES = 4         # 8: e4m3 1.0 in every byte
 V_P = 12           # 8: P codes of the current 64-key block
 V_Q = 20           # 16: Q as the B operand, d 0..63 then 64..127
 V_PF = 36          # 16: K (8) and V (8) of a later key tile, loaded while earlier ones compute
-V_VRJ1 = (52, 53, 54, 55)  # V_VRJ in the second Vt buffer
+V_VW2 = 52         # V write address of the staged keys 4 g + 2, 4 g + 3 (V_VW: 4 g, 4 g + 1)
 V_S = 68           # 32: scores of one 64-key block (2 score blocks); V transposed staging; V
                    # operands of the block's P V; with V_KOP the 64 registers of the epilogue
 V_KOP = 100        # 32: K operands of the 2 score blocks of a 64-key block; rescale buffer
 V_T = 132          # v132..v143 temporaries
-V_VRJ = (144, 145, 146, 147)  # Vt read address of dv block J (32 J rows further each)
-V_VR = V_VRJ[0]
-V_VRB = (V_VRJ, V_VRJ1)
+V_VRJ = (144, 145, 146, 147)  # V transposing-read address of dv block J
 V_QSIGN = 148      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
 V_KOFF, V_KMAX, V_KSTEP = 149, 150, 151  # staging K row: lane offset, its clamp, per-tile step
 V_VOFF = 152       # 4: staging V rows' lane offsets
@@ -227,20 +224,23 @@ def prologue():
     b += [
         f"v_mul_u32_u24 v{V_KW}, {KROW}, v{R_T2}",
         f"v_add_u32 v{V_KW}, v{V_KW}, v{R_KPART}",
-        f"v_mul_u32_u24 v{V_VW}, {VROW}, v{R_DG8}",
-        f"v_add_u32 v{V_VW}, v{V_VW}, v{R_KG4}",
-        f"v_add_u32 v{V_VW}, {VT_BASE}, v{V_VW}",
-        "// operand reads: K row j at byte 16h; Vt row j (dv) at key byte 4h",
+        "// V rows (keys) in 16-byte chunks, chunk c of row r at position c ^ swz(r), swz(r) =",
+        "// (r & 2) | ((r >> 1) & 4) (v_swizzle() says why): the lane's 8 bytes of key 4 g + i sit",
+        "// at 128 (4 g + i) + (R_DG8 ^ (16 swz)), swz = 4 ((g >> 1) & 1) + (i & 2)",
+        f"v_and_b32 v{V_T}, 8, v{R_KG4}",
+        f"v_lshlrev_b32 v{V_T}, 3, v{V_T}",
+        f"v_xor_b32 v{V_VW}, v{R_DG8}, v{V_T}",
+        f"v_xor_b32 v{V_VW2}, 32, v{V_VW}",
+        f"v_lshlrev_b32 v{V_T}, 7, v{R_KG4}",
+        f"v_add_u32 v{V_T}, {VT_BASE}, v{V_T}",
+        f"v_add_u32 v{V_VW}, v{V_VW}, v{V_T}",
+        f"v_add_u32 v{V_VW2}, v{V_VW2}, v{V_T}",
+        f"v_add_u32 v{V_VW2}, {2 * VROW}, v{V_VW2}",
+        "// operand reads: K row j at byte 16h; V by transposing reads (v_swizzle())",
         f"v_mul_u32_u24 v{V_KR}, {KROW}, v{V_J}",
         f"v_lshl_add_u32 v{V_KR}, v{V_H}, 4, v{V_KR}",
-        f"v_mul_u32_u24 v{V_VR}, {VROW}, v{V_J}",
-        f"v_lshl_add_u32 v{V_VR}, v{V_H}, 2, v{V_VR}",
-        f"v_add_u32 v{V_VR}, {VT_BASE}, v{V_VR}",
-        f"v_add_u32 v{V_VRJ[1]}, {32 * VROW}, v{V_VR}",
-        f"v_add_u32 v{V_VRJ[2]}, {64 * VROW}, v{V_VR}",
-        f"v_add_u32 v{V_VRJ[3]}, {96 * VROW}, v{V_VR}",
     ]
-    b += [f"v_add_u32 v{V_VRJ1[J]}, {VBUF}, v{V_VRJ[J]}" for J in range(4)]
+    b += v_read_addresses()
     b += [
         "s_waitcnt lgkmcnt(0)",
         f"s_add_u32 s{S_SEQM1}, s{S_SEQ}, -1",
@@ -415,29 +415,14 @@ def store_k(buf: int, newer: int):
 
 
 def store_v(buf: int, first_tile: bool = False, check: bool = True):
-    """The loaded V rows transposed into Vt buffer `buf` (Vt[dv][key]). The caller has waited
+    """The loaded V rows into V buffer `buf` (row-major, swizzled chunks). The caller has waited
     for the loads. In the last two key tiles (keys some rows of the query tile cannot see) the
     NaN codes are zeroed first and the smallest such key recorded (diagonal_v_check)."""
     b = diagonal_v_check(first_tile) if check else []
-    b += ["// 4 keys x 4 dv bytes per dword group -> 4 dv rows x 4 keys (v_perm_b32 byte selects:",
-          "// 0-3 the second source, 4-7 the first; VOP3 takes no literal, so they sit in SGPRs)",
-          f"s_mov_b32 s{S_X}, 0x05010400",
-          f"s_mov_b32 s{S_X + 1}, 0x07030602",
-          f"s_mov_b32 s{S_Y}, 0x05040100",
-          f"s_mov_b32 s{S_Y + 1}, 0x07060302"]
-    t = V_T
-    for w in range(2):
-        a, bb, c, d = (V_PF_V + 2 * i + w for i in range(4))
-        b += [f"v_perm_b32 v{t}, v{bb}, v{a}, s{S_X}",      # a0 b0 a1 b1
-              f"v_perm_b32 v{t + 1}, v{bb}, v{a}, s{S_X + 1}",  # a2 b2 a3 b3
-              f"v_perm_b32 v{t + 2}, v{d}, v{c}, s{S_X}",   # c0 d0 c1 d1
-              f"v_perm_b32 v{t + 3}, v{d}, v{c}, s{S_X + 1}",   # c2 d2 c3 d3
-              f"v_perm_b32 v{t + 4 + 4 * w}, v{t + 2}, v{t}, s{S_Y}",
-              f"v_perm_b32 v{t + 5 + 4 * w}, v{t + 2}, v{t}, s{S_Y + 1}",
-              f"v_perm_b32 v{t + 6 + 4 * w}, v{t + 3}, v{t + 1}, s{S_Y}",
-              f"v_perm_b32 v{t + 7 + 4 * w}, v{t + 3}, v{t + 1}, s{S_Y + 1}"]
-    for r in range(8):
-        b.append(f"ds_write_b32 v{V_VW}, v{t + 4 + r} offset:{buf * VBUF + r * VROW}")
+    b += ["// keys 4 g .. 4 g + 3 of the lane, 8 bytes each (the swizzled chunk of v_swizzle())"]
+    for i in range(4):
+        addr = V_VW if i < 2 else V_VW2
+        b.append(f"ds_write_b64 v{addr}, {vr(V_PF_V + 2 * i, 2)} offset:{buf * VBUF + (i % 2) * VROW}")
     return b
 
 
@@ -723,15 +708,48 @@ def lean_p_large_scores(label: str, back: str):
     return b
 
 
+def v_swizzle():
+    """Why V rows are swizzled. A ds_read_b64_tr_b8 hands lane l of each 16-lane group the byte
+    l % 8 of the 8 bytes that lanes 2k + l / 8 (k = 0..7) of the group read, as its byte k
+    (docs/emulator.md; src/emu/core/ds_transpose.cpp). The PV MFMA's A operand for dv block J
+    needs, in lane (j, h) and P dword pair p, the keys of the lane's P dwords 2p and 2p + 1:
+    16 p + 4 h + (k & 3) + 8 (k >> 2), k = 0..7, of dv 32 J + j. So lane 2k + c of group G
+    (h = G / 2) reads key row 16 p + 4 h + (k & 3) + 8 (k >> 2) at dv bytes 32 J + 16 (G % 2) +
+    8 c: chunk 2 J + G % 2 of the row, half c. A read phase (32 lanes, one h) then touches rows
+    r = {0, 1, 2, 3, 8, 9, 10, 11} + 4 h, two chunks each; rows of one parity share the 64
+    banks, so their 8 chunk positions must differ: position c ^ swz(r) with swz(r) = (r & 2) |
+    ((r >> 1) & 4) = k & 6 does it. Row r's swizzle depends on r % 16 only, so the 16-row steps
+    of p, the 64-row half and the buffer are instruction offsets."""
+    return None
+
+
+def v_read_addresses():
+    """V_VRJ[J] = VT_BASE + 128 r + ((2 J + G % 2) ^ swz(r)) * 16 + 8 c for the lane's row r =
+    4 h + (k & 3) + 8 (k >> 2), k = (l & 15) >> 1, c = l & 1 (v_swizzle()); the chunk bits are
+    address bits 5-6 and 4, so dv block J is the address of J = 0 XOR 32 J."""
+    t = V_T
+    return [f"v_bfe_u32 v{t}, v{V_TID}, 1, 3",             # k
+            f"v_and_b32 v{t + 1}, 3, v{t}",
+            f"v_and_b32 v{t + 2}, 4, v{t}",
+            f"v_lshl_add_u32 v{t + 1}, v{t + 2}, 1, v{t + 1}",  # (k & 3) + 8 (k >> 2)
+            f"v_lshl_add_u32 v{t + 1}, v{V_H}, 2, v{t + 1}",    # r
+            f"v_bfe_u32 v{t + 2}, v{V_TID}, 4, 1",          # G % 2
+            f"v_and_b32 v{t}, 6, v{t}",                     # swz(r) = k & 6
+            f"v_xor_b32 v{t}, v{t}, v{t + 2}",              # chunk of J = 0
+            f"v_lshlrev_b32 v{t}, 4, v{t}",
+            f"v_and_b32 v{t + 2}, 1, v{V_TID}",
+            f"v_lshl_add_u32 v{t}, v{t + 2}, 3, v{t}",      # + 8 c
+            f"v_lshl_add_u32 v{t}, v{t + 1}, 7, v{t}",      # + 128 r
+            f"v_add_u32 v{V_VRJ[0]}, {VT_BASE}, v{t}"] + \
+           [f"v_xor_b32 v{V_VRJ[J]}, {32 * J}, v{V_VRJ[0]}" for J in range(1, 4)]
+
+
 def v_reads(buf: int, half: int, J: int):
-    """V^T operand of dv block J for the 64-key block `half` of Vt buffer `buf`: 4 ds_read2_b32
-    from the lane's Vt row into V_S + 8 J (the scores are codes in V_P by now), in the key
-    order the lane holds P in."""
-    out = []
-    for e in range(0, 8, 2):
-        off = 16 * half + 2 * (e % 4) + 8 * (e // 4)  # dwords; e + 1 is 2 dwords further
-        out.append(f"ds_read2_b32 {vr(V_S + 8 * J + e, 2)}, v{V_VRB[buf][J]} offset0:{off} offset1:{off + 2}")
-    return out
+    """V^T operand of dv block J for the 64-key block `half` of V buffer `buf`: 4 transposing
+    reads (P dword pairs p = 0..3, 16 key rows apart) into V_S + 8 J (the scores are codes in
+    V_P by now), in the key order the lane holds P in (v_swizzle())."""
+    return [f"ds_read_b64_tr_b8 {vr(V_S + 8 * J + 2 * p, 2)}, v{V_VRJ[J]} "
+            f"offset:{buf * VBUF + (64 * half + 16 * p) * VROW}" for p in range(4)]
 
 
 def pv_mfma(J: int):
