@@ -467,11 +467,13 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       const uint32_t tile = js.jobs[2 * job + tt];
       if (tile == kNoTile) continue;
       const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
-      // Where the tile's sequence lies and its key blocks are recomputed where they are needed
-      // (kernel parameters, or two cached loads of the prefix sums for varlen) rather than
-      // held in registers through the key loop: the FP8 d128 kernel has none to spare.
+      // Where the tile's sequence lies and its key blocks: read once for the tile's edge (`seq`
+      // and `tb`, dead after it), and read again after the key loop rather than held in
+      // registers through it (kernel parameters, or cached loads of the prefix sums for
+      // varlen): the FP8 d128 kernel has none to spare there.
       auto where = [&]() { return detail::tile_seq<Cfg>(args, tc); };
-      const detail::TileBlocks tb = detail::tile_blocks<Cfg>(where(), tc.m);
+      const detail::TileSeq seq = where();
+      const detail::TileBlocks tb = detail::tile_blocks<Cfg>(seq, tc.m);
       const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.descale_stride[0],
                                             args.descale_stride[1], tc.b, tc.hk);
       const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.descale_stride[2],
@@ -494,9 +496,8 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       // Softmax of the scores in s_acc (key block n): updates row_max/row_sum, writes the
       // probabilities to s_acc (BF16) and returns the factor the output must be scaled by.
       auto softmax = [&](int n, bool masked, float (&alpha)[2]) {
-        if (masked) {
+        if (masked) {  // edge blocks only
           // The last key each row sees (bottom-right causal mask, and the sequence's keys).
-          const detail::TileSeq seq = where();
           const int delta = seq.lk - seq.lq;
           const int key_lim[2] = {min(q_row[0] + delta, seq.lk - 1), min(q_row[1] + delta, seq.lk - 1)};
 #pragma unroll
@@ -648,19 +649,20 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       };
 
       if (tb.blocks == 0) {  // no row sees a key (nothing was loaded): zeros, LSE -inf
-        detail::write_tile_output<Cfg>(args, tc, where(), q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc);
+        detail::write_tile_output<Cfg>(args, tc, seq, q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc);
         continue;
       }
       ++unseen_gen;
       // The masked blocks' v are sanitized (unseen_v.cuh), the last block's always: keys are
       // counted from the lower one (the last two blocks when both are masked).
+      // (The edge's sanitizer, before the key loop, takes them from seq and tb; the epilogue,
+      // after it, from key_block0, which reads them again.)
       auto key_block0 = [&]() { return max(detail::tile_blocks<Cfg>(where(), tc.m).blocks - 2, 0); };
-      auto masked_from = [&]() { return detail::tile_blocks<Cfg>(where(), tc.m).masked; };
       auto sanitize_v = [&](int n) {
         const uint32_t v_tile = Cfg::kIsFp8 ? base + Cfg::kOffVt + vr.index * Cfg::kVtBytes
                                             : base + Cfg::kOffV + vr.index * Cfg::kVBytes;
         detail::unseen_v_sanitize<Cfg>(v_tile, base + Cfg::kOffUnseen, unseen_gen, 128 * wg + t,
-                                       (n - key_block0()) * Cfg::kBlockN, where().lk - n * Cfg::kBlockN);
+                                       (n - max(tb.blocks - 2, 0)) * Cfg::kBlockN, seq.lk - n * Cfg::kBlockN);
       };
 
       mbar_wait(bars.q_full, q_phase);
@@ -694,7 +696,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         kr.template advance<kStages>();
         if (n == 0) mbar_arrive(bars.q_empty);
         float alpha[2];
-        softmax(n, n >= masked_from(), alpha);
+        softmax(n, n >= tb.masked, alpha);
         if (pending) finish_pv(alpha);
         if constexpr (Cfg::kPBeforeWait) {
           lean_p_pack(p_a);
@@ -706,7 +708,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         // tile passes the sanitizer's barrier, which the shared words rely on), the one below
         // when it is masked.
         mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
-        if (!pending || n >= masked_from()) sanitize_v(n);
+        if (!pending || n >= tb.masked) sanitize_v(n);
         pending = true;
         if (n == edge_last) break;
       }
@@ -778,11 +780,12 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         last_pv(p_a);
       }
 
-      const detail::TileSeq seq = where();
+      const detail::TileSeq out_seq = where();
       const int first_bad = detail::unseen_v_first_key(base + Cfg::kOffUnseen, unseen_gen);
-      const int bad_v_row =
-          first_bad == detail::kUnseenNone ? INT_MAX : key_block0() * Cfg::kBlockN + first_bad - (seq.lk - seq.lq);
-      detail::write_tile_output<Cfg>(args, tc, seq, q_row, col0, lane, vd, bad_v_row, row_max, row_sum, o_acc);
+      const int bad_v_row = first_bad == detail::kUnseenNone
+                                ? INT_MAX
+                                : key_block0() * Cfg::kBlockN + first_bad - (out_seq.lk - out_seq.lq);
+      detail::write_tile_output<Cfg>(args, tc, out_seq, q_row, col0, lane, vd, bad_v_row, row_max, row_sum, o_acc);
     }
   }
 }
