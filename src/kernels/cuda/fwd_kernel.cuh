@@ -467,13 +467,24 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       const uint32_t tile = js.jobs[2 * job + tt];
       if (tile == kNoTile) continue;
       const detail::TileCoord tc = detail::decode_tile(tile, js.n_tiles, args.heads, args.heads_k);
-      // Where the tile's sequence lies and its key blocks: read once for the tile's edge (`seq`
-      // and `tb`, dead after it), and read again after the key loop rather than held in
-      // registers through it (kernel parameters, or cached loads of the prefix sums for
-      // varlen): the FP8 d128 kernel has none to spare there.
+      // Where the tile's sequence lies and its key blocks are read again after the key loop
+      // rather than held in registers through it: the FP8 d128 kernel has none to spare there.
+      // Fixed lengths read them from the kernel parameters wherever they are needed; varlen
+      // reads the prefix sums once for the tile's edge blocks (edge_seq, edge_blocks: dead
+      // after the edge), since reading them again for every edge block costs a fifth of the
+      // edge loop's instructions (docs/performance.md). The fixed-length kernels keep their
+      // own schedule, which is 1.2% faster at S 32K than the one the varlen form gives them.
       auto where = [&]() { return detail::tile_seq<Cfg>(args, tc); };
-      const detail::TileSeq seq = where();
-      const detail::TileBlocks tb = detail::tile_blocks<Cfg>(seq, tc.m);
+      const detail::TileSeq first_seq = where();
+      const detail::TileBlocks tb = detail::tile_blocks<Cfg>(first_seq, tc.m);
+      auto edge_seq = [&]() {
+        if constexpr (Cfg::kAnyLengths) return first_seq;
+        else return where();
+      };
+      auto edge_blocks = [&]() {
+        if constexpr (Cfg::kAnyLengths) return tb;
+        else return detail::tile_blocks<Cfg>(where(), tc.m);
+      };
       const float qd = detail::read_descale(args.q_descale_ptr, args.q_descale, args.descale_stride[0],
                                             args.descale_stride[1], tc.b, tc.hk);
       const float kd = detail::read_descale(args.k_descale_ptr, args.k_descale, args.descale_stride[2],
@@ -498,6 +509,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       auto softmax = [&](int n, bool masked, float (&alpha)[2]) {
         if (masked) {  // edge blocks only
           // The last key each row sees (bottom-right causal mask, and the sequence's keys).
+          const detail::TileSeq seq = edge_seq();
           const int delta = seq.lk - seq.lq;
           const int key_lim[2] = {min(q_row[0] + delta, seq.lk - 1), min(q_row[1] + delta, seq.lk - 1)};
 #pragma unroll
@@ -649,20 +661,19 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       };
 
       if (tb.blocks == 0) {  // no row sees a key (nothing was loaded): zeros, LSE -inf
-        detail::write_tile_output<Cfg>(args, tc, seq, q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc);
+        detail::write_tile_output<Cfg>(args, tc, edge_seq(), q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc);
         continue;
       }
       ++unseen_gen;
       // The masked blocks' v are sanitized (unseen_v.cuh), the last block's always: keys are
       // counted from the lower one (the last two blocks when both are masked).
-      // (The edge's sanitizer, before the key loop, takes them from seq and tb; the epilogue,
-      // after it, from key_block0, which reads them again.)
       auto key_block0 = [&]() { return max(detail::tile_blocks<Cfg>(where(), tc.m).blocks - 2, 0); };
       auto sanitize_v = [&](int n) {
         const uint32_t v_tile = Cfg::kIsFp8 ? base + Cfg::kOffVt + vr.index * Cfg::kVtBytes
                                             : base + Cfg::kOffV + vr.index * Cfg::kVBytes;
         detail::unseen_v_sanitize<Cfg>(v_tile, base + Cfg::kOffUnseen, unseen_gen, 128 * wg + t,
-                                       (n - max(tb.blocks - 2, 0)) * Cfg::kBlockN, seq.lk - n * Cfg::kBlockN);
+                                       (n - max(edge_blocks().blocks - 2, 0)) * Cfg::kBlockN,
+                                       edge_seq().lk - n * Cfg::kBlockN);
       };
 
       mbar_wait(bars.q_full, q_phase);
@@ -696,7 +707,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         kr.template advance<kStages>();
         if (n == 0) mbar_arrive(bars.q_empty);
         float alpha[2];
-        softmax(n, n >= tb.masked, alpha);
+        softmax(n, n >= edge_blocks().masked, alpha);
         if (pending) finish_pv(alpha);
         if constexpr (Cfg::kPBeforeWait) {
           lean_p_pack(p_a);
@@ -708,7 +719,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
         // tile passes the sanitizer's barrier, which the shared words rely on), the one below
         // when it is masked.
         mbar_wait(bars.v_full + 8 * vr.index, vr.phase);
-        if (!pending || n >= tb.masked) sanitize_v(n);
+        if (!pending || n >= edge_blocks().masked) sanitize_v(n);
         pending = true;
         if (n == edge_last) break;
       }
