@@ -12,7 +12,7 @@ namespace {
 constexpr int kKeys = 128, kD = 128, kThreads = 256;
 
 __global__ void __launch_bounds__(kThreads) transpose_v_kernel(const __grid_constant__ TransposeVArgs a) {
-  __shared__ uint8_t tile[kKeys][kD + 4];  // +4: consecutive keys of one d fall in other banks
+  __shared__ alignas(16) uint8_t tile[kKeys][kD + 4];  // +4: consecutive keys of one d fall in other banks
   const int key0 = blockIdx.x * kKeys;
   const int hk = blockIdx.y, b = blockIdx.z;
   // This block's sequence: its keys' first row of v, first column of vᵀ and length.
@@ -30,32 +30,51 @@ __global__ void __launch_bounds__(kThreads) transpose_v_kernel(const __grid_cons
   // Load: 16-byte vectors along d. Keys past seqlen become zeros: the key permutation moves
   // them into columns below seqlen of their 16-key group, which the kernel reads (their
   // probabilities are 0, and 0 times a NaN code would not be).
-  for (int i = threadIdx.x; i < kKeys * (kD / 16); i += kThreads) {
-    const int key = i / (kD / 16), part = i % (kD / 16);
-    uint4 x = make_uint4(0, 0, 0, 0);
-    if (key0 + key < seqlen) {
-      x = *reinterpret_cast<const uint4*>(src + (key0 + key) * a.v_stride_s + part * 16);
-    }
+  // All of a thread's loads are issued before its first shared-memory store.
+  constexpr int kLoads = kKeys * (kD / 16) / kThreads;
+  uint4 x[kLoads];
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int i = threadIdx.x + it * kThreads, key = i / (kD / 16), part = i % (kD / 16);
+    x[it] = key0 + key < seqlen ? *reinterpret_cast<const uint4*>(src + (key0 + key) * a.v_stride_s + part * 16)
+                                : make_uint4(0, 0, 0, 0);
+  }
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int i = threadIdx.x + it * kThreads, key = i / (kD / 16), part = i % (kD / 16);
     uint32_t* dst = reinterpret_cast<uint32_t*>(&tile[key][part * 16]);
-    dst[0] = x.x;
-    dst[1] = x.y;
-    dst[2] = x.z;
-    dst[3] = x.w;
+    dst[0] = x[it].x;
+    dst[1] = x[it].y;
+    dst[2] = x[it].z;
+    dst[3] = x[it].w;
   }
   __syncthreads();
-  // Store: for one d, 16 permuted keys as one 16-byte vector.
+  // Store: for one d, 16 permuted keys as one 16-byte vector. A thread takes four consecutive
+  // d of one 16-key group: one 32-bit read per key gives that key's bytes for the four d (16
+  // reads, where a byte per read took 64), and byte permutes sort them into the four vectors.
+  // A warp covers 8 x 4 consecutive d and 4 groups, so each store instruction writes 64
+  // contiguous bytes into each of 8 rows of vt.
+  static_assert(kD * (kKeys / 16) / 4 == kThreads, "one thread per four d of one key group");
   uint8_t* dst = a.vt + ((dst_batch * a.heads_k + hk) * kD) * a.seqlen_pad + column0 + key0;
-  for (int i = threadIdx.x; i < kD * (kKeys / 16); i += kThreads) {
-    const int d = i / (kKeys / 16), g = i % (kKeys / 16);
-    if (key0 + 16 * g >= seqlen) continue;
-    uint32_t w[4];
+  const int g = threadIdx.x % 4 + 4 * (threadIdx.x / 128);  // key group (16 keys)
+  const int d0 = 4 * ((threadIdx.x / 4) % 32);              // the first of the thread's four d
+  if (key0 + 16 * g < seqlen) {
+    uint32_t key_bytes[16];  // key_bytes[k]: bytes d0 .. d0 + 3 of key 16 g + k
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const int k = 16 * g + 2 * c;
-      w[c] = static_cast<uint32_t>(tile[k][d]) | (static_cast<uint32_t>(tile[k + 1][d]) << 8) |
-             (static_cast<uint32_t>(tile[k + 8][d]) << 16) | (static_cast<uint32_t>(tile[k + 9][d]) << 24);
+    for (int k = 0; k < 16; ++k) key_bytes[k] = *reinterpret_cast<const uint32_t*>(&tile[16 * g + k][d0]);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      // Word c of d0 + j: byte j of keys 2c, 2c + 1 (low half) and 2c + 8, 2c + 9 (high half).
+      const uint32_t pick = uint32_t(j) | (uint32_t(4 + j) << 4);
+      uint32_t w[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const uint32_t lo = __byte_perm(key_bytes[2 * c], key_bytes[2 * c + 1], pick);
+        const uint32_t hi = __byte_perm(key_bytes[2 * c + 8], key_bytes[2 * c + 9], pick);
+        w[c] = __byte_perm(lo, hi, 0x5410);
+      }
+      *reinterpret_cast<uint4*>(dst + (d0 + j) * a.seqlen_pad + 16 * g) = make_uint4(w[0], w[1], w[2], w[3]);
     }
-    *reinterpret_cast<uint4*>(dst + d * a.seqlen_pad + 16 * g) = make_uint4(w[0], w[1], w[2], w[3]);
   }
 }
 
