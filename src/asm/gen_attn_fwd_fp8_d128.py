@@ -34,7 +34,9 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      straight from registers as the B operand with the E8M0 scale 127 - k (2^-k removes the
      block's lift); one more MFMA with a ones A operand adds the same rounded P (times 2^-k)
      into the row-sum accumulator L (O and L live in AGPRs);
-  5. after the last block: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L).
+  5. after the last block: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
+     the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
+     L and m and its output math, so that the math and the stores cover their latency.
 Wave w sees blocks 0 .. 4t + w/2 (the last one through the causal mask); it skips the rest but
 still meets their barriers and does its share of the staging. Rows past seqlen compute on the
 last row and are never stored. NaN in V (e4m3fn has no Inf) must not reach a row that cannot
@@ -303,9 +305,7 @@ def tile_setup():
     ]
     for i in range(4):
         b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_X}:{S_X + 1}] offset:{32 * i}")
-    b += [f"v_accvgpr_write_b32 a{A_O + i}, 0" for i in range(AGPRS)]
     b += [
-        f"v_mov_b32 v{V_M}, 0xff800000",
         "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + w/2 + 1 (the",
         "// last one partly: the diagonal block)",
         f"s_lshl_b32 s{S_T0}, s{S_TILE}, 2",
@@ -313,24 +313,36 @@ def tile_setup():
         f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
         f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
         f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
-        f"s_mov_b32 s{S_BADVW}, -1",
         "// key tile 0's loads go out before Q is waited for (the 6 of tile 0 after Q's 4)",
     ]
     b += init_row_offsets() + issue_k_loads() + issue_v_loads()
-    b += ["s_waitcnt vmcnt(6)"]
+    return b
+
+
+EPILOGUE_STORES = 9  # vector memory operations of epilogue_stores(), every one always issued
+
+
+def tile_start(stores: int, sfx: str):
+    """The rest of a query tile's start, once the previous tile's epilogue has read O, L and
+    m: the tile's Q, then key tile 0 into LDS and the first scores. `stores`: the previous
+    tile's output stores that went out after this tile's loads (their place in the vmcnt
+    order: the waits let them stay in flight)."""
+    b = [f"v_accvgpr_write_b32 a{A_O + i}, 0" for i in range(AGPRS)]
+    b += [f"v_mov_b32 v{V_M}, 0xff800000", f"s_mov_b32 s{S_BADVW}, -1"]
+    b += [f"s_waitcnt vmcnt({6 + stores})"]
     b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
     b += ["// key tile 0 into the first buffers, tile 1's loads behind each half (a query tile has",
           "// at least two key tiles)"]
-    b += store_k(0, 4) + issue_k_loads()
-    b += ["s_waitcnt vmcnt(2)"] + store_v(0, first_tile=True) + issue_v_loads()
+    b += store_k(0, 4 + stores) + issue_k_loads()
+    b += [f"s_waitcnt vmcnt({2 + stores})"] + store_v(0, first_tile=True) + issue_v_loads()
     b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
     b += qk_first()
     b += ["// waves 4-7 start half an iteration behind: their first barrier is met by waves 0-3",
           "// after the softmax of block 0",
           f"s_cmp_lt_u32 s{S_WAVE}, 4",
-          "s_cbranch_scc1 .Lleading",
+          f"s_cbranch_scc1 .Lleading{sfx}",
           "s_barrier",
-          ".Lleading:",
+          f".Lleading{sfx}:",
           f"s_mov_b32 s{S_KT}, 0"]
     return b
 
@@ -895,27 +907,33 @@ def bad_v_key():
             f"v_readfirstlane_b32 s{S_BADV}, v{t}"]
 
 
-def epilogue():
+V_OUT_ADDR, V_LSE_ADDR = 54, 56  # the epilogue's 64-bit lane addresses (pairs)
+V_FACTOR, V_LSUM, V_OROW, V_LSE = 58, 59, 60, 61  # output factor, row sum, row, LSE
+
+
+def epilogue_values():
+    """What the output stores need from this tile, into registers the next tile's setup does
+    not touch: the output factor dv / L (NaN for rows that saw a NaN in V), the row, the LSE
+    and the lane addresses of the output and LSE rows; O stays in the AGPRs."""
     t = V_T
     b = [
         "// out = O * (dv / L), BF16 RNE; rows past seqlen are not stored",
-        f"v_accvgpr_read_b32 v{t + 4}, a{A_L}",
-        f"v_rcp_f32 v{t}, v{t + 4}",
+        f"v_accvgpr_read_b32 v{V_LSUM}, a{A_L}",
+        f"v_rcp_f32 v{t}, v{V_LSUM}",
         "s_nop 0",
         f"v_mul_f32 v{t}, s{S_VDS}, v{t}",
         "// rows at or after the diagonal tile's first key with a NaN in V saw it: NaN output",
         f"v_cmp_gt_u32 vcc, s{S_BADV}, v{V_QROW}",
         f"v_mov_b32 v{t + 5}, {f32(float('nan'))}",
         "s_nop 0",
-        f"v_cndmask_b32 v{t}, v{t + 5}, v{t}, vcc",
-    ]
-    b += [f"v_accvgpr_read_b32 v{V_S + i}, a{A_O + i}" for i in range(64)]
-    for i in range(64):
-        b.append(f"v_mul_f32 v{V_S + i}, v{t}, v{V_S + i}")
-    # pair i lands in V_S + i, never above the registers it reads (2i, 2i + 1)
-    for i in range(32):
-        b.append(f"v_cvt_pk_bf16_f32 v{V_S + i}, v{V_S + 2 * i}, v{V_S + 2 * i + 1}")
-    # out base of (b, h) in bytes: out + 2 (b * os0 + h * os2)
+        f"v_cndmask_b32 v{V_FACTOR}, v{t + 5}, v{t}, vcc",
+        f"v_mov_b32 v{V_OROW}, v{V_QROW}",
+        "// LSE (natural log) from the rounded P: ln 2 (m + log2 L)",
+        f"v_log_f32 v{t + 2}, v{V_LSUM}",
+        "s_nop 0",
+        f"v_add_f32 v{t + 2}, v{V_M}, v{t + 2}",
+        f"v_mul_f32 v{V_LSE}, {f32(LN2)}, v{t + 2}"]
+    # out base of (b, h) in bytes: out + 2 (b * os0 + h * os2), then the lane's row and half
     b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], 0"]
     b += mad64(S_X, S_OS, S_B) + mad64(S_X, S_OS + 4, S_H)
     b += [f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 1",
@@ -923,8 +941,40 @@ def epilogue():
           f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}",
           f"v_mul_lo_u32 v{t + 1}, v{V_QROW}, s{S_OS + 2}",
           f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
-          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 4, v{t + 1}",
-          f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_QROW}",
+          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 4, v{t + 1}"]
+    b += add64_lane(V_OUT_ADDR, S_X, t + 1)
+    b += ["// LSE row of (b, h): lse + 4 ((b H + h) S + row)",
+          f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}",
+          f"s_add_u32 s{S_T0}, s{S_T0}, s{S_H}",
+          f"s_mul_i32 s{S_X}, s{S_T0}, s{S_SEQ}",
+          f"s_mul_hi_u32 s{S_X + 1}, s{S_T0}, s{S_SEQ}",
+          f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 2",
+          f"s_add_u32 s{S_X}, s{S_X}, s{S_LSE}",
+          f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_LSE + 1}",
+          f"v_lshlrev_b32 v{t + 3}, 2, v{V_QROW}"]
+    b += add64_lane(V_LSE_ADDR, S_X, t + 3)
+    return b
+
+
+def add64_lane(dst: int, base: int, off: int):
+    """v[dst:dst+1] = s[base:base+1] + v_off (unsigned 32-bit)."""
+    return [f"v_mov_b32 v{dst + 1}, s{base + 1}",
+            f"v_add_co_u32 v{dst}, vcc, s{base}, v{off}",
+            "s_nop 1",  # the carry's VCC: 2 wait states
+            f"v_addc_co_u32 v{dst + 1}, vcc, 0, v{dst + 1}, vcc"]
+
+
+def epilogue_stores():
+    """The output rows (BF16) and the LSE of the tile that epilogue_values() ended; rows past
+    seqlen are not stored."""
+    t = V_T
+    b = [f"v_accvgpr_read_b32 v{V_S + i}, a{A_O + i}" for i in range(64)]
+    for i in range(64):
+        b.append(f"v_mul_f32 v{V_S + i}, v{V_FACTOR}, v{V_S + i}")
+    # pair i lands in V_S + i, never above the registers it reads (2i, 2i + 1)
+    for i in range(32):
+        b.append(f"v_cvt_pk_bf16_f32 v{V_S + i}, v{V_S + 2 * i}, v{V_S + 2 * i + 1}")
+    b += [f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_OROW}",
           f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"]
     # Registers 4g..4g+3 of block J hold dv 32J + 8g + 4h .. +3 as 2 dwords: the two lanes of a
     # row each hold 8 bytes of every 16. Lanes j and j + 32 swap (v_permlane32_swap, EXEC
@@ -939,55 +989,56 @@ def epilogue():
     for J in range(4):
         for p in range(2):
             src = V_S + 8 * J + 4 * p
-            b.append(f"global_store_dwordx4 v{t + 1}, {vr(src, 4)}, s[{S_X}:{S_X + 1}] offset:{2 * (32 * J + 16 * p)}")
-    done = L("no_lse")
-    b += ["// LSE (natural log) from the rounded P: ln 2 (m + log2 L), by the lanes of the first half",
-          f"s_cmp_eq_u64 s[{S_LSE}:{S_LSE + 1}], 0",
-          f"s_cbranch_scc1 {done}",
+            b.append(f"global_store_dwordx4 {vr(V_OUT_ADDR, 2)}, {vr(src, 4)}, off offset:{2 * (32 * J + 16 * p)}")
+    b += ["// the LSE, by the lanes of the first half; issued (no lane) without an LSE output too,",
+          "// so that the stores' count in the vmcnt order is fixed (EPILOGUE_STORES)",
           f"v_cmp_eq_u32 vcc, 0, v{V_H}",
-          "s_nop 1",
+          f"s_cmp_eq_u64 s[{S_LSE}:{S_LSE + 1}], 0",
+          f"s_cselect_b64 s[{S_X}:{S_X + 1}], 0, -1",
           "s_and_b64 exec, exec, vcc",
-          f"v_log_f32 v{t + 2}, v{t + 4}",
-          "s_nop 0",
-          f"v_add_f32 v{t + 2}, v{V_M}, v{t + 2}",
-          f"v_mul_f32 v{t + 2}, {f32(LN2)}, v{t + 2}",
-          f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}",
-          f"s_add_u32 s{S_T0}, s{S_T0}, s{S_H}",
-          f"s_mul_i32 s{S_X}, s{S_T0}, s{S_SEQ}",
-          f"s_mul_hi_u32 s{S_X + 1}, s{S_T0}, s{S_SEQ}",
-          f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 2",
-          f"s_add_u32 s{S_X}, s{S_X}, s{S_LSE}",
-          f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_LSE + 1}",
-          f"v_lshlrev_b32 v{t + 3}, 2, v{V_QROW}",
-          f"global_store_dword v{t + 3}, v{t + 2}, s[{S_X}:{S_X + 1}]",
-          f"{done}:",
+          f"s_and_b64 exec, exec, s[{S_X}:{S_X + 1}]",
+          f"global_store_dword {vr(V_LSE_ADDR, 2)}, v{V_LSE}, off",
           "// the workgroup is always full: every lane comes back",
           "s_mov_b64 exec, -1"]
     return b
 
 
+def find_tile_word(loop: str, none: str):
+    """The next tile word of this workgroup's jobs into S_TW (lone tiles' empty words, -1, are
+    skipped), or a branch to `none` when the jobs are done."""
+    return [f"{loop}:",
+            f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
+            f"s_cbranch_scc1 {none}",
+            f"s_add_u32 s{S_T0}, s{S_G}, s{S_WORD}",
+            f"s_add_u32 s{S_T0}, s{S_T0}, 3",
+            f"s_lshl_b32 s{S_T0}, s{S_T0}, 2",
+            f"s_load_dword s{S_TW}, s[{S_JT}:{S_JT + 1}], s{S_T0}",
+            "s_waitcnt lgkmcnt(0)",
+            f"s_add_u32 s{S_WORD}, s{S_WORD}, 1",
+            f"s_cmp_eq_u32 s{S_TW}, -1",
+            f"s_cbranch_scc1 {loop}"]
+
+
 def body():
     b = prologue()
-    b += [".Ljob_loop:",
-          f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
-          "s_cbranch_scc1 .Ldone",
-          f"s_add_u32 s{S_T0}, s{S_G}, s{S_WORD}",
-          f"s_add_u32 s{S_T0}, s{S_T0}, 3",
-          f"s_lshl_b32 s{S_T0}, s{S_T0}, 2",
-          f"s_load_dword s{S_TW}, s[{S_JT}:{S_JT + 1}], s{S_T0}",
-          "s_waitcnt lgkmcnt(0)",
-          f"s_add_u32 s{S_WORD}, s{S_WORD}, 1",
-          f"s_cmp_eq_u32 s{S_TW}, -1",
-          "s_cbranch_scc1 .Ljob_loop"]
+    b += find_tile_word(".Lfirst_word", ".Ldone")
     b += tile_setup()
+    b += tile_start(0, "_first") + ["s_branch .Ltile_started"]
+    b += [".Ltile:"] + tile_start(EPILOGUE_STORES, "") + [".Ltile_started:"]
     b += [f"s_cmp_lt_u32 s{S_WAVE}, 4", "s_cbranch_scc0 .Lkey_loop_trail"]
     b += key_loop(True) + ["s_branch .Lkey_loop_end"] + key_loop(False) + [".Lkey_loop_end:"]
     b += bad_v_key()
     b += ["// every wave is done with this query tile's LDS before the next one overwrites it",
           "s_waitcnt lgkmcnt(0)",
           "s_barrier"]
-    b += MFMA_READ_NOPS + epilogue()
-    b += ["s_branch .Ljob_loop", ".Ldone:", "s_endpgm"]
+    b += MFMA_READ_NOPS + epilogue_values()
+    b += ["// the next tile's Q and key tile 0 loads go out before this tile's output math, which",
+          "// covers their latency"]
+    b += find_tile_word(".Lnext_word", ".Lno_next_tile") + tile_setup()
+    b += ["s_branch .Lnext_tile_loading", ".Lno_next_tile:", f"s_mov_b32 s{S_TW}, -1", ".Lnext_tile_loading:"]
+    b += epilogue_stores()
+    b += [f"s_cmp_lg_u32 s{S_TW}, -1", "s_cbranch_scc1 .Ltile"]
+    b += [".Ldone:", "s_endpgm"]
     b += OUT_OF_LINE
     return b
 
@@ -1011,7 +1062,7 @@ def print_stats():
                                 schedule_stats.count(check)))
     print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125), large-max flag",
                                 schedule_stats.count(rescale)))
-    print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue())))
+    print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue_values() + epilogue_stores())))
 
 
 def main():
