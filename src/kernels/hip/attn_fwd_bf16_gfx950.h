@@ -12,8 +12,11 @@
 // of block j + 1, then the barrier; waves 4-7 run their softmax of block j first, then matrix
 // phase j, then the barrier. So on each SIMD one wave's MFMAs run while the other wave
 // computes its softmax, and the barrier realigns them once an iteration. The matrix phase
-// runs at raised priority (s_setprio) so its MFMAs issue ahead of the other wave's VALU, and
-// its LDS reads are scheduled four MFMAs ahead of their use.
+// runs at the highest priority (s_setprio) so its MFMAs issue ahead of the other wave's VALU,
+// the trailing waves' softmax above the leading waves' (it holds up a matrix phase; the
+// other has until the barrier), and its LDS reads are scheduled three MFMAs ahead of their
+// use. The steady iterations (all but a tile's last few) run a copy of the loop body without
+// the tests, the trailing waves issuing their loads before their softmax.
 //
 // Layouts are those of the baseline kernel (attn_fwd_common.h): scores transposed,
 // S^T = K Q^T with K the A operand of v_mfma_f32_32x32x16_bf16, so lane l holds query l % 32
@@ -249,6 +252,10 @@ struct Wave {
 // best (2: lgkmcnt waits 19% of wave time at d 192, S 16K; 4 and 6: slightly slower, and
 // each read ahead holds its registers longer).
 inline constexpr int kAhead = 3;
+// Issue priorities (s_setprio): the matrix phases above the trailing waves' softmax above the
+// leading waves' softmax (see attn_tile).
+inline constexpr int kPrioMatrix = 2;
+inline constexpr int kPrioTrailSoftmax = 1;
 template <int n, int r>
 __device__ __forceinline__ void sched_reads_ahead() {
   __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);  // 0x100: LDS reads
@@ -315,15 +322,16 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
 
 // The first half of the softmax of the scores of block jb (keys 64 jb .. 64 jb + 63), the
 // same for every element type: masked, scaled, the row's maximum of the block (returned) and
-// the lazy rescale of m, the row sum and the output.
-template <bool kAny, class W>
+// the lazy rescale of m, the row sum and the output. kMask false: the caller knows that every
+// row of the wave sees the whole block (no test, no branch).
+template <bool kAny, bool kMask = true, class W>
 __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const int kb = jb * kKeyBlock;
   // Only a block that reaches past the wave's first row holds keys some of its rows must not
   // see (keys past the sequence lie past every valid row, so in such a block too). The test
   // is uniform (a scalar branch around the selects, which rewrite the scores in place: a
   // second copy of the whole softmax made the register allocator spill).
-  if (kb + kKeyBlock - 1 > w.q0) {
+  if (kMask && kb + kKeyBlock - 1 > w.q0) {
     // key_of(kb + 32 sb, v, h) <= qrow, with the lane's part on the right so that the
     // register's part is an inline constant (hoisted keys would take 32 registers).
     const int lim = w.qrow - kb - 4 * w.half;
@@ -368,9 +376,9 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
 }
 
 // Softmax of the scores of block jb into P (BF16), with the lazy rescale.
-template <bool kAny, int kDqk>
+template <bool kAny, bool kMask, int kDqk>
 __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
-  block_max_rescale<kAny>(w, jb);
+  block_max_rescale<kAny, kMask>(w, jb);
   // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does). The pair
   // is opaque to the compiler, which otherwise splits the packed add into two v_sub.
   f32x2 neg_m = {-w.m, -w.m};
@@ -408,6 +416,7 @@ __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
 template <int kDqk, bool kAny = false>
 struct Bf16Kernel {
   static constexpr bool kAnyLengths = kAny;
+  static constexpr bool kUnrollSteady = kDqk == 128;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -468,7 +477,10 @@ struct Bf16Kernel {
     zyfa::kernels::scores(w, q, kbuf);
   }
   __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) { zyfa::kernels::pv(w, vbuf); }
-  __device__ static __forceinline__ void softmax(Wave& w, int jb) { softmax_block<kAny>(w, jb); }
+  template <bool kMask = true>
+  __device__ static __forceinline__ void softmax(Wave& w, int jb) {
+    softmax_block<kAny, kMask>(w, jb);
+  }
   __device__ static __forceinline__ float out_scale(const Wave&) { return 1.0f; }
   __device__ static __forceinline__ float row_sum(const Wave& w) {
     const f32x2 ls = both_halves(w.l[0] + w.l[1]);
@@ -705,43 +717,95 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   }
   barrier();  // #0
 
-  // Iterations 0 .. n - 2 here; the last one after the loop.
-  for (int j = 0; j + 1 < n; ++j) {
-    if (!lead && j < n_w) K::softmax(w, j);
-    // Matrix phase: P·V of block j, scores of block j + 1; then the loads of K_{j+3} and
-    // V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1}, which every wave
-    // finished reading before barrier #j (issued ahead of the phase's LDS reads, they held
-    // them back).
-    __builtin_amdgcn_s_setprio(1);
-    if (j < n_w) K::pv(w, vbuf_of(j));
-    if (j + 1 < n_w) K::scores(w, q, kbuf_of(j + 1));
-    __builtin_amdgcn_s_setprio(0);
-    // The staged V block first, then the new loads: the compiler waits for the staging
-    // registers with vmcnt(0) (it does not count the LDS-DMA loads), which after the new
-    // loads waited for all of them, a memory latency per staged block.
-    if (j + 1 < n && v_staged(j + 1)) {
-      K::sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
-      K::store_v(vbuf_of(j + 1), vs, tid);
+  // Iterations 0 .. n - 2 here; the last one after the loop. An iteration is steady when
+  // everything it may do it does: this wave computes both of its blocks (j, j + 1), sees every
+  // key of them (no masking), and loads K_{j+3} and V_{j+2} by LDS DMA (none staged). The
+  // steady iterations, all but the last few of a tile, come first and run without the tests
+  // (their compare / select / branch chains were a few hundred clocks of scalar work an
+  // iteration, on the trailing waves' path to the barrier). Each iteration, steady or not, has
+  // one barrier, so waves with different counts stay in step.
+  // (Any lengths: none; the steady copy of the loop took the varlen kernels over the scalar
+  // register budget.)
+  const int first_staged = tile_q0 / kKeyBlock;
+  const int n_steady = kAny ? 0 : min(min(n_w - 1, n - 3), min(first_staged - 2, (w.q0 + 1) / kKeyBlock - 1));
+  // rot_tag: j % 3 when the caller knows it (0..2, the steady loop unrolled by three), so that
+  // the buffers' offsets are constants; -1: computed (buf_offset).
+  const auto iteration = [&](auto steady_tag, auto rot_tag, int j) {
+    constexpr bool kSteady = decltype(steady_tag)::value;
+    constexpr int kRot = decltype(rot_tag)::value;
+    const auto kbuf_at = [&](int c) {  // block j + c
+      return kRot >= 0 ? kbuf + (kRot + c) % 3 * K::kKBlockBytes : kbuf_of(j + c);
+    };
+    const auto vbuf_at = [&](int c) { return kRot >= 0 ? vbuf + (kRot + c) % 3 * K::kVBlockBytes : vbuf_of(j + c); };
+    const bool load_v = kSteady || j + 2 < n, stage_v = !kSteady && load_v && v_staged(j + 2);
+    const bool load_k = kSteady || j + 3 < n;
+    // The loads of K_{j+3} and V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1},
+    // which every wave finished reading before barrier #j. The staged V block first, then the
+    // new loads: the compiler waits for the staging registers with vmcnt(0) (it does not count
+    // the LDS-DMA loads), which after the new loads waited for all of them, a memory latency
+    // per staged block.
+    const auto loads = [&] {
+      if (!kSteady && j + 1 < n && v_staged(j + 1)) {
+        K::sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
+        K::store_v(vbuf_at(1), vs, tid);
+      }
+      if (stage_v) K::load_v(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
+      if (load_k) K::dma_k(kbuf_at(3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
+      if (load_v && !stage_v) K::dma_v(vbuf_at(2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
+    };
+    // Steady trailing waves issue them first, while the leading waves' matrix phase leaves the
+    // VALU nearly free: after their own matrix phase (as the leading waves do) the address
+    // arithmetic queued behind the leading waves' softmax, on the way to the barrier that
+    // both wait at.
+    // The trailing waves' softmax runs at a priority between the matrix phases' and the leading
+    // waves' softmax: when it outlasts the other wave's matrix phase, that wave's softmax
+    // (which has until the barrier) would otherwise take every VALU slot from it (the older
+    // wave wins a tie) and hold up this wave's matrix phase, and so both waves.
+    if (kSteady && !lead) loads();
+    if (!lead && (kSteady || j < n_w)) {
+      __builtin_amdgcn_s_setprio(kPrioTrailSoftmax);
+      K::template softmax<!kSteady>(w, j);
     }
-    const bool load_v = j + 2 < n, stage_v = load_v && v_staged(j + 2);
-    if (stage_v) K::load_v(vs, vbase, v_row, (j + 2) * kKeyBlock, seqlen, tid);
-    if (j + 3 < n) K::dma_k(kbuf_of(j + 3), kbase, k_row, (j + 3) * kKeyBlock, seqlen, wave, lane);
-    if (load_v && !stage_v) K::dma_v(vbuf_of(j + 2), vbase, v_row, (j + 2) * kKeyBlock, seqlen, wave, lane);
-    if (lead && j + 1 < n_w) K::softmax(w, j + 1);
+    // Matrix phase: P·V of block j, scores of block j + 1; the leading waves' loads after it
+    // (issued ahead of the phase's LDS reads, they held them back).
+    __builtin_amdgcn_s_setprio(kPrioMatrix);
+    if (kSteady || j < n_w) K::pv(w, vbuf_at(0));
+    if (kSteady || j + 1 < n_w) K::scores(w, q, kbuf_at(1));
+    __builtin_amdgcn_s_setprio(0);
+    if (!kSteady || lead) loads();
+    if (lead && (kSteady || j + 1 < n_w)) K::template softmax<!kSteady>(w, j + 1);
     // The previous iteration's loads complete before barrier #j+1, those of this one stay
     // in flight: nobody touches their buffers before barrier #j+2. Waited for after the
     // leading waves' softmax, which gives the loads that much longer to land.
-    K::wait_loads(j + 3 < n, load_v);
+    K::wait_loads(load_k, load_v);
     barrier();
+  };
+  using Rot0 = std::integral_constant<int, 0>;
+  using Rot1 = std::integral_constant<int, 1>;
+  using Rot2 = std::integral_constant<int, 2>;
+  using RotAny = std::integral_constant<int, -1>;
+  int j = 0;
+  if constexpr (!kAny) {
+    if constexpr (K::kUnrollSteady)
+      for (; j + 3 <= n_steady; j += 3) {
+        iteration(std::true_type{}, Rot0{}, j);
+        iteration(std::true_type{}, Rot1{}, j + 1);
+        iteration(std::true_type{}, Rot2{}, j + 2);
+      }
+    for (; j < n_steady; ++j) iteration(std::true_type{}, RotAny{}, j);
   }
+  for (; j + 1 < n; ++j) iteration(std::false_type{}, RotAny{}, j);
   // The last iteration, j = n - 1: no scores, no staged block, no loads of its own (nor
   // pending: iteration n - 2 loads nothing), but the next tile's first loads. Outside the
   // loop, so that the compiler does not see the next tile's Q^T loads pending at the loop's
   // scores (it waited for them there, with vmcnt, in every iteration).
   {
     const int j = n - 1;
-    if (!lead && j < n_w) K::softmax(w, j);
-    __builtin_amdgcn_s_setprio(1);
+    if (!lead && j < n_w) {
+      __builtin_amdgcn_s_setprio(kPrioTrailSoftmax);
+      K::softmax(w, j);
+    }
+    __builtin_amdgcn_s_setprio(kPrioMatrix);
     if (j < n_w) K::pv(w, vbuf_of(j));
     __builtin_amdgcn_s_setprio(0);
     if (next_word != kNoTileWord) start_tile_loads<K>(q, kbuf, next_word, n_tiles, wave, lane);

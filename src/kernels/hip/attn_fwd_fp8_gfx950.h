@@ -101,6 +101,7 @@ template <int kDqk, bool kAny = false>
 struct Fp8Kernel {
   static_assert(kDqk == 128 || kDqk == 192, "d_qk 128 or 192");
   static constexpr bool kAnyLengths = kAny;
+  static constexpr bool kUnrollSteady = true;
   static constexpr int kSteps = kDqk / 64;  // score MFMAs of 64 d per 32-key half
   static constexpr int kKLoads = kDqk > 128 ? 3 : 1;  // LDS-DMA loads of a K block per wave
   using Lds = Fp8Lds<kDqk>;
@@ -242,10 +243,12 @@ struct Fp8Kernel {
     sched_reads_ahead<4, 4>();
   }
 
-  // Softmax of the scores of block jb into P (e4m3 codes and their scale).
+  // Softmax of the scores of block jb into P (e4m3 codes and their scale); kMask as in
+  // block_max_rescale.
+  template <bool kMask = true>
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
     xdl16_read_guard();  // the scores' and P·V's MFMAs wrote s and o
-    const float mx = block_max_rescale<kAny>(w, jb);
+    const float mx = block_max_rescale<kAny, kMask>(w, jb);
     // The scaled scores as rounded: opaque, so that the compiler cannot fuse their product
     // with the shift below into one multiply-add, whose unrounded product differs from the
     // rounded maximum by up to 2^39 for scores near 2^64 (exp2 of that is 0 or inf).
