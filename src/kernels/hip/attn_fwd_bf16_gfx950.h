@@ -84,10 +84,14 @@ typedef __attribute__((ext_vector_type(2))) __bf16 bf16x2;
 template <typename T>
 using lptr = __attribute__((address_space(3))) T*;
 
+// V first: an LDS instruction's offset field holds 16 bits, so a read whose buffer and row
+// offsets sum to less than 64 KiB needs no address add. The P·V phase reads V 32 times a block,
+// the scores K 16 (d 128) or 24 times: V's three buffers take the low 48 KiB (K behind them:
+// at d 128 its buffers from 64 KiB on need an add per read, V's did before).
 template <int kDqk>
 struct Lds {
-  uint8_t k[3][Dims<kDqk>::kKBlockBytes];
   uint8_t v[3][kBlockBytes];
+  uint8_t k[3][Dims<kDqk>::kKBlockBytes];
   uint32_t bad_key;  // smallest key of the diagonal blocks with a non-finite V element
 };
 
