@@ -324,11 +324,24 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
   sched_reads_ahead<16, 2>();
 }
 
+// Scores times the scale pair, rounded, in place (v_pk_mul_f32, two an instruction).
+__device__ __forceinline__ void scale_scores(f32x16 (&s)[2], f32x2 sc) {
+#pragma unroll
+  for (int sb = 0; sb < 2; ++sb)
+#pragma unroll
+    for (int v = 0; v < 16; v += 2) {
+      const f32x2 x = f32x2{s[sb][v], s[sb][v + 1]} * sc;
+      s[sb][v] = x[0];
+      s[sb][v + 1] = x[1];
+    }
+}
+
 // The first half of the softmax of the scores of block jb (keys 64 jb .. 64 jb + 63), the
 // same for every element type: masked, scaled, the row's maximum of the block (returned) and
 // the lazy rescale of m, the row sum and the output. kMask false: the caller knows that every
-// row of the wave sees the whole block (no test, no branch).
-template <bool kAny, bool kMask = true, class W>
+// row of the wave sees the whole block (no test, no branch). kScale false: the scores are left
+// unscaled (the caller folds the scale into its shift); the maximum and m are scaled values.
+template <bool kAny, bool kMask = true, bool kScale = true, class W>
 __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const int kb = jb * kKeyBlock;
   // Only a block that reaches past the wave's first row holds keys some of its rows must not
@@ -347,15 +360,9 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   }
   // Scaled scores rounded before the max, so that the row's largest one minus m is exactly 0
   // (an fma of the raw score against -m leaves the product's rounding error, up to 2^39 for
-  // scores near 2^64, in the exponent).
-#pragma unroll
-  for (int sb = 0; sb < 2; ++sb)
-#pragma unroll
-    for (int v = 0; v < 16; v += 2) {
-      const f32x2 x = f32x2{w.s[sb][v], w.s[sb][v + 1]} * w.sc;
-      w.s[sb][v] = x[0];
-      w.s[sb][v + 1] = x[1];
-    }
+  // scores near 2^64, in the exponent). Unscaled (kScale false), the maximum is scaled once:
+  // rounding is monotonic, so it is the same value.
+  if constexpr (kScale) scale_scores(w.s, w.sc);
   float mx = w.s[0][0];
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
@@ -363,6 +370,7 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
     for (int v = 0; v < 16; ++v) mx = fmaxf(mx, w.s[sb][v]);
   const f32x2 mxs = both_halves(mx);
   mx = fmaxf(mxs[0], mxs[1]);
+  if constexpr (!kScale) mx *= w.sc[0];
   // The first block always moves m (from -inf): alpha = 0 clears nothing but zeros.
   const bool grow = mx > w.m + 0.5f;
   if (__builtin_amdgcn_ballot_w64(grow) != 0) {
@@ -380,21 +388,38 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
 }
 
 // Softmax of the scores of block jb into P (BF16), with the lazy rescale.
-template <bool kAny, bool kMask, int kDqk>
+// kFold: the scale folded into the shift (d 128, fixed lengths; at d 192/128 the compiler's
+// LDS schedule fell apart at 256 registers, and the varlen kernels went over the scalar
+// register budget).
+template <bool kAny, bool kMask, bool kFold, int kDqk>
 __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
-  block_max_rescale<kAny, kMask>(w, jb);
-  // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does). The pair
-  // is opaque to the compiler, which otherwise splits the packed add into two v_sub.
+  block_max_rescale<kAny, kMask, !kFold>(w, jb);
+  // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does), or, with
+  // kFold, s * scale - m by one v_pk_fma_f32 on the unscaled scores: the exact product against
+  // the rounded m leaves the row's largest score the rounding error of m = round(max * scale),
+  // at most half an ulp of m, below 2^-8 while |m| < 2^16. A wave with a larger |m| (huge
+  // scores) scales its scores first, as rounded values, and multiplies them by 1. The pairs
+  // are opaque to the compiler, which otherwise splits the packed operations.
   f32x2 neg_m = {-w.m, -w.m};
   // With fewer keys than queries a row may see no key: its m stays -inf and its
   // probabilities must be 0 (exp2(-inf - 0)), not exp2(-inf + inf).
   if constexpr (kAny) neg_m = w.m == -__builtin_inff() ? f32x2{0.0f, 0.0f} : neg_m;
-  asm volatile("" : "+v"(neg_m));
+  f32x2 sc = w.sc;
+  if constexpr (kFold) {
+    if (__builtin_amdgcn_ballot_w64(!(__builtin_fabsf(w.m) < 0x1p16f)) != 0) {
+      scale_scores(w.s, sc);
+      sc = f32x2{1.0f, 1.0f};
+    }
+    asm volatile("" : "+v"(neg_m), "+v"(sc));
+  } else {
+    asm volatile("" : "+v"(neg_m));
+  }
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
     for (int v = 0; v < 16; v += 2) {
-      const f32x2 x = f32x2{w.s[sb][v], w.s[sb][v + 1]} + neg_m;
+      const f32x2 s2 = {w.s[sb][v], w.s[sb][v + 1]};
+      const f32x2 x = kFold ? __builtin_elementwise_fma(s2, sc, neg_m) : s2 + neg_m;
       w.s[sb][v] = x[0];
       w.s[sb][v + 1] = x[1];
     }
@@ -483,7 +508,7 @@ struct Bf16Kernel {
   __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) { zyfa::kernels::pv(w, vbuf); }
   template <bool kMask = true>
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
-    softmax_block<kAny, kMask>(w, jb);
+    softmax_block<kAny, kMask, kDqk == 128 && !kAny>(w, jb);
   }
   __device__ static __forceinline__ float out_scale(const Wave&) { return 1.0f; }
   __device__ static __forceinline__ float row_sum(const Wave& w) {
