@@ -243,6 +243,7 @@ struct Wave {
   uint32_t vaddr;
   f32x16 o[4];      // O^T, dv = 32 jd + 8g + 4h + r in register 4g + r
   f32x16 s[2];      // scores of the block in flight
+  f32x16 zero;      // d 128: zeros, the scores' first accumulator (opaque, kept in registers)
   u32x4 p[2][2];    // P of the block to multiply, BF16 pairs: [32-key half][MFMA t]
   float m;
   f32x2 l;          // row sum of this lane's keys, in two halves (added at the end)
@@ -280,7 +281,7 @@ using QRegs = u32x4[Dims<kDqk>::kSteps];
 template <int kDqk>
 __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> kbuf) {
   using D = Dims<kDqk>;
-  w.s[0] = w.s[1] = f32x16{};
+  if constexpr (kDqk != 128) w.s[0] = w.s[1] = f32x16{};
   // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
 #pragma unroll
   for (int c = 0; c < D::kSteps; ++c) {
@@ -293,7 +294,8 @@ __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr
           : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
       const u32x4 k = *reinterpret_cast<lptr<u32x4>>(kbuf + at);
       w.s[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k),
-                                                        __builtin_bit_cast(bf16x8, q[c]), w.s[sb], 0, 0, 0);
+                                                        __builtin_bit_cast(bf16x8, q[c]),
+                                                        kDqk == 128 && c == 0 ? w.zero : w.s[sb], 0, 0, 0);
     }
   }
   sched_reads_ahead<2 * D::kSteps, 1>();
@@ -679,6 +681,10 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
 #pragma unroll
   for (auto& o : w.o) o = f32x16{};
   w.s[0] = w.s[1] = f32x16{};
+  if constexpr (K::kElemBytes == 2) {
+    w.zero = f32x16{};
+    asm volatile("" : "+v"(w.zero));
+  }
   w.m = -__builtin_inff();
   w.l = f32x2{};
 
