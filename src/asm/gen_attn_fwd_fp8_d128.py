@@ -7,7 +7,7 @@ with 256-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head)
 lane offset; src/host/amd/attn_launch.cpp sends larger problems to the HIP kernel.
 
 Work split. A persistent workgroup (one per CU) walks its jobs' tile words; a tile is 256 query
-rows, wave w owns rows 32w .. 32w+31. VGPRs and AGPRs together stay within 256 per lane (two
+rows, wave w owns rows 32w .. 32w+31. The kernel takes 256 VGPRs per lane and no AGPRs (two
 waves per SIMD). The key loop runs over 64-key blocks 0 .. 4t + 3 of query tile t (the
 online-softmax step), with one workgroup barrier per block, in ping-pong: waves 0-3 meet it
 before their matrix phase, waves 4-7 after it, so between two barriers waves 0-3 run matrix
@@ -33,7 +33,7 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
   4. O^T += V^T P^T, Vt (from LDS) as the A operand in the key order the lane holds P in, P^T
      straight from registers as the B operand with the E8M0 scale 127 - k (2^-k removes the
      block's lift); one more MFMA with a ones A operand adds the same rounded P (times 2^-k)
-     into the row-sum accumulator L (O and L live in AGPRs);
+     into the row-sum accumulator L (O and L are VGPRs);
   5. after the last block: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
@@ -117,7 +117,7 @@ S_K8 = S_KS + 3
 # of the V row stride (unread too); S_NKT holds the query tile's 4 t + 4
 S_NBW = S_VS + 3
 
-# ---- VGPRs. VGPRs + AGPRs stay within 256, so that two workgroups (two waves per SIMD) fit a
+# ---- VGPRs: 256 per lane (no AGPRs), so that two waves per SIMD (8 per CU) fit a
 # CU: while one wave of a SIMD runs its MFMAs, the other's softmax fills the vector pipe.
 V_TID, V_BIAS, V_J, V_H = 0, 1, 2, 3
 V_ONES = 4         # 8: e4m3 1.0 in every byte
@@ -141,10 +141,13 @@ V_SC = 167         # E8M0 scale of the block
 V_ALPHA, V_KR, V_KW, V_VW = 168, 170, 171, 172  # v169: the pair of alpha (v_pk_mul)
 V_NEGINF, V_127 = 173, 174
 NEXT_VGPR = 176
-A_O = 0            # a[0:63]: O^T accumulators, 4 dv blocks of 32 (AGPRs)
-A_L = 64           # a[64:79]: row-sum accumulator (every register holds the row sum)
-AGPRS = 80
-assert NEXT_VGPR + AGPRS <= 256
+# The accumulators are VGPRs too (MFMAs accumulate in either file): a lazy rescale multiplies
+# them in place (40 packed multiplies, not 80 reads, 40 multiplies and 80 writes through AGPRs)
+# and the epilogue reads them directly.
+A_O = NEXT_VGPR    # v[176:239]: O^T accumulators, 4 dv blocks of 32
+A_L = A_O + 64     # v[240:255]: row-sum accumulator (every register holds the row sum)
+ACC_REGS = 80
+assert A_O + ACC_REGS <= 256
 
 MFMA = "v_mfma_scale_f32_32x32x64_f8f6f4"
 MFMA_READ_NOPS = ["s_nop 7", "s_nop 7", "s_nop 3"]  # 20 wait states after a 16-pass MFMA
@@ -327,7 +330,7 @@ def tile_start(stores: int, sfx: str):
     m: the tile's Q, then key tile 0 into LDS and the first scores. `stores`: the previous
     tile's output stores that went out after this tile's loads (their place in the vmcnt
     order: the waits let them stay in flight)."""
-    b = [f"v_accvgpr_write_b32 a{A_O + i}, 0" for i in range(AGPRS)]
+    b = [f"v_mov_b32 v{A_O + i}, 0" for i in range(ACC_REGS)]
     b += [f"v_mov_b32 v{V_M}, 0xff800000", f"s_mov_b32 s{S_BADVW}, -1"]
     b += [f"s_waitcnt vmcnt({6 + stores})"]
     b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
@@ -621,15 +624,9 @@ def large_m_check():
 
 
 def rescale_accumulators():
-    """O and L (AGPRs) times alpha, 8 at a time through the P operand (free until lean P; the
-    K operand registers hold the next block's K by now)."""
-    b = []
-    for first in range(0, AGPRS, 8):
-        b += [f"v_accvgpr_read_b32 v{V_P + i}, a{first + i}" for i in range(8)]
-        b += [f"v_pk_mul_f32 {vr(V_P + i, 2)}, {vr(V_P + i, 2)}, v[{V_ALPHA}:{V_ALPHA + 1}] op_sel_hi:[1,0]"
-              for i in range(0, 8, 2)]
-        b += [f"v_accvgpr_write_b32 a{first + i}, v{V_P + i}" for i in range(8)]
-    return b
+    """O and L times alpha (the row's factor in both dwords' low half: op_sel_hi)."""
+    return [f"v_pk_mul_f32 {vr(A_O + i, 2)}, {vr(A_O + i, 2)}, v[{V_ALPHA}:{V_ALPHA + 1}] op_sel_hi:[1,0]"
+            for i in range(0, ACC_REGS, 2)]
 
 
 def softmax():
@@ -765,12 +762,12 @@ def v_reads(buf: int, half: int, J: int):
 
 
 def pv_mfma(J: int):
-    o = f"a[{A_O + 16 * J}:{A_O + 16 * J + 15}]"
+    o = vr(A_O + 16 * J, 16)
     return f"{MFMA} {o}, {vr(V_S + 8 * J, 8)}, {vr(V_P, 8)}, {o}, v{V_127}, v{V_SC} op_sel_hi:[0,0,0]"
 
 
 def l_mfma():
-    lreg = f"a[{A_L}:{A_L + 15}]"
+    lreg = vr(A_L, 16)
     return f"{MFMA} {lreg}, {vr(V_ONES, 8)}, {vr(V_P, 8)}, {lreg}, v{V_127}, v{V_SC} op_sel_hi:[0,0,0]"
 
 
@@ -914,11 +911,11 @@ V_FACTOR, V_LSUM, V_OROW, V_LSE = 58, 59, 60, 61  # output factor, row sum, row,
 def epilogue_values():
     """What the output stores need from this tile, into registers the next tile's setup does
     not touch: the output factor dv / L (NaN for rows that saw a NaN in V), the row, the LSE
-    and the lane addresses of the output and LSE rows; O stays in the AGPRs."""
+    and the lane addresses of the output and LSE rows; O stays in its registers."""
     t = V_T
     b = [
         "// out = O * (dv / L), BF16 RNE; rows past seqlen are not stored",
-        f"v_accvgpr_read_b32 v{V_LSUM}, a{A_L}",
+        f"v_mov_b32 v{V_LSUM}, v{A_L}",
         f"v_rcp_f32 v{t}, v{V_LSUM}",
         "s_nop 0",
         f"v_mul_f32 v{t}, s{S_VDS}, v{t}",
@@ -968,12 +965,10 @@ def epilogue_stores():
     """The output rows (BF16) and the LSE of the tile that epilogue_values() ended; rows past
     seqlen are not stored."""
     t = V_T
-    b = [f"v_accvgpr_read_b32 v{V_S + i}, a{A_O + i}" for i in range(64)]
-    for i in range(64):
-        b.append(f"v_mul_f32 v{V_S + i}, v{V_FACTOR}, v{V_S + i}")
-    # pair i lands in V_S + i, never above the registers it reads (2i, 2i + 1)
+    b = [f"v_mul_f32 v{A_O + i}, v{V_FACTOR}, v{A_O + i}" for i in range(64)]
+    # pair i lands in A_O + i, never above the registers it reads (2i, 2i + 1)
     for i in range(32):
-        b.append(f"v_cvt_pk_bf16_f32 v{V_S + i}, v{V_S + 2 * i}, v{V_S + 2 * i + 1}")
+        b.append(f"v_cvt_pk_bf16_f32 v{A_O + i}, v{A_O + 2 * i}, v{A_O + 2 * i + 1}")
     b += [f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_OROW}",
           f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"]
     # Registers 4g..4g+3 of block J hold dv 32J + 8g + 4h .. +3 as 2 dwords: the two lanes of a
@@ -984,11 +979,11 @@ def epilogue_stores():
     b += ["// 16 contiguous bytes per lane: lanes 0-31 keep dv +0..7 of each 16, lanes 32-63 take +8..15"]
     for J in range(4):
         for p in range(2):
-            base = V_S + 8 * J + 4 * p
+            base = A_O + 8 * J + 4 * p
             b += [f"v_permlane32_swap_b32 v{base}, v{base + 2}", f"v_permlane32_swap_b32 v{base + 1}, v{base + 3}"]
     for J in range(4):
         for p in range(2):
-            src = V_S + 8 * J + 4 * p
+            src = A_O + 8 * J + 4 * p
             b.append(f"global_store_dwordx4 {vr(V_OUT_ADDR, 2)}, {vr(src, 4)}, off offset:{2 * (32 * J + 16 * p)}")
     b += ["// the LSE, by the lanes of the first half; issued (no lane) without an LSE output too,",
           "// so that the stores' count in the vmcnt order is fixed (EPILOGUE_STORES)",
@@ -1072,8 +1067,8 @@ def main():
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         sys.exit(__doc__)  # usage: the one argument is the output .s path
     k = Kernel(name="attn_fwd_fp8_d128", body=body(), kernarg_size=ARGS_SIZE,
-               workgroup_size=THREADS, next_free_vgpr=NEXT_VGPR, next_free_sgpr=NEXT_SGPR,
-               lds_bytes=LDS_BYTES, agprs=AGPRS)
+               workgroup_size=THREADS, next_free_vgpr=A_O + ACC_REGS, next_free_sgpr=NEXT_SGPR,
+               lds_bytes=LDS_BYTES)
     text = emit([k], ["Generated by src/asm/gen_attn_fwd_fp8_d128.py; do not edit.",
                       "Causal FP8 e4m3 attention, d = 128, for gfx950 (see the generator)."])
     with open(sys.argv[1], "w") as f:
