@@ -41,24 +41,29 @@ void set_elem(uint32_t* lane_out, unsigned i, unsigned bits, uint32_t v) {
   lane_out[word + 1] = uint32_t(window >> 32);
 }
 
-// The same exchange for whole-byte elements (tr_b8, tr_b16): fixed shifts instead of the
-// 64-bit windows of get_elem/set_elem.
-template <unsigned kBits>
-void transpose_elements(unsigned n, const uint32_t* raw, uint32_t* out, unsigned groups) {
-  constexpr unsigned kPerWord = 32 / kBits;
+// The same exchange for whole-byte elements (tr_b8, tr_b16), with the shape as constants:
+// fixed shifts instead of the 64-bit windows of get_elem/set_elem, and no divisions.
+template <unsigned kBits, unsigned kN>
+void transpose_elements(const uint32_t* raw, uint32_t* out, unsigned groups) {
+  constexpr unsigned kPerWord = 32 / kBits, kLanesPerRow = 16 / kN;
   constexpr uint32_t kMask = (1u << kBits) - 1;
-  const unsigned lanes_per_row = 16 / n;
+  static_assert(kN * kBits == 64, "64 bits per lane");
   for (unsigned g = 0; g < 4; ++g) {
     if (!((groups >> g) & 1)) continue;
     for (unsigned l = 0; l < 16; ++l) {
       uint32_t* dst = out + (16 * g + l) * 4;
-      dst[0] = dst[1] = dst[2] = dst[3] = 0;
-      const unsigned i = l % n;
-      for (unsigned k = 0; k < n; ++k) {
-        const uint32_t* src = raw + (16 * g + lanes_per_row * k + l / n) * 4;
-        const uint32_t v = (src[i / kPerWord] >> (kBits * (i % kPerWord))) & kMask;
-        dst[k / kPerWord] |= v << (kBits * (k % kPerWord));
+      const unsigned i = l % kN;
+      const uint32_t* first = raw + (16 * g + l / kN) * 4 + i / kPerWord;
+      const unsigned shift = kBits * (i % kPerWord);
+      uint32_t word[2] = {0, 0};
+#pragma GCC unroll 8
+      for (unsigned k = 0; k < kN; ++k) {
+        const uint32_t v = (first[kLanesPerRow * k * 4] >> shift) & kMask;
+        word[k / kPerWord] |= v << (kBits * (k % kPerWord));
       }
+      dst[0] = word[0];
+      dst[1] = word[1];
+      dst[2] = dst[3] = 0;
     }
   }
 }
@@ -79,8 +84,8 @@ bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {
 
 void ds_transpose(const DsTransposeShape& s, const uint32_t* raw, uint32_t* out, unsigned groups) {
   const unsigned n = s.elems, lanes_per_row = 16 / n;
-  if (s.elem_bits == 16) return transpose_elements<16>(n, raw, out, groups);
-  if (s.elem_bits == 8) return transpose_elements<8>(n, raw, out, groups);
+  if (s.elem_bits == 16) return transpose_elements<16, 4>(raw, out, groups);
+  if (s.elem_bits == 8) return transpose_elements<8, 8>(raw, out, groups);
   for (unsigned g = 0; g < 4; ++g) {
     if (!((groups >> g) & 1)) continue;
     for (unsigned l = 0; l < 16; ++l) {
