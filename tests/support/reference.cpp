@@ -43,7 +43,7 @@ void finish_reference(ReferenceResult& r) {
   r.out_rms = r.out.empty() ? 0.0 : std::sqrt(sq / static_cast<double>(r.out.size()));
 }
 
-ReferenceResult reference_fp64(const AttnData& a) {
+ReferenceResult reference_fp64(const AttnData& a, bool causal) {
   const auto& c = a.cfg;
   const int64_t B = c.batch, S = c.seqlen, H = c.heads, Hk = c.heads_k;
   const int64_t dq = c.d_qk, dv = c.d_v, group = H / Hk;
@@ -73,7 +73,8 @@ ReferenceResult reference_fp64(const AttnData& a) {
     std::vector<double> q(dq);
     for (int64_t i = 0; i < dq; ++i) q[i] = a.q_at(b, s, h, i) * qd;
     r.lse[(b * H + h) * S + s] =
-        reference_row(q.data(), K[bh].data(), V[bh].data(), s + 1, dq, dv, scale, &r.out[((b * S + s) * H + h) * dv]);
+        reference_row(q.data(), K[bh].data(), V[bh].data(), causal ? s + 1 : S, dq, dv, scale,
+                      &r.out[((b * S + s) * H + h) * dv]);
   });
   finish_reference(r);
   return r;

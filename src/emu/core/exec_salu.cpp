@@ -299,10 +299,7 @@ void execute_sopp(Executor& x) {
     case op::S_CBRANCH_EXECNZ: if (w.exec() != 0) x.set_next_pc(target); return;
     case op::S_BARRIER: w.at_barrier = true; return;
     case op::S_WAITCNT: {
-      const uint32_t s = uint32_t(in.simm16) & 0xFFFF;
-      const uint32_t vmcnt = (s & 0xF) | (((s >> 14) & 3) << 4);
-      const uint32_t lgkmcnt = (s >> 8) & 0xF;
-      x.wait_counts(vmcnt, lgkmcnt);
+      x.wait_counts(waitcnt_vmcnt(in.simm16), waitcnt_lgkmcnt(in.simm16));
       return;
     }
     case op::S_SLEEP: case op::S_SETPRIO: case op::S_ICACHE_INV: case op::S_INCPERFLEVEL:

@@ -558,8 +558,7 @@ void Executor::run() {
 // many instructions first, as they would during the load's round trip. False: not yet.
 bool Executor::wait_for_load_to_lds(Wave& w, const Instruction& in) {
   if (in.enc != Encoding::kSopp || in.op != op::S_WAITCNT) return true;
-  const uint32_t s = uint32_t(in.simm16) & 0xFFFF;
-  const uint32_t vmcnt = (s & 0xF) | (((s >> 14) & 3) << 4);
+  const uint32_t vmcnt = waitcnt_vmcnt(in.simm16);
   uint64_t ready = 0;
   for (size_t i = 0; i + vmcnt < w.vm_queue.size(); ++i) {
     const PendingOp* op = w.vm_queue[i];

@@ -38,6 +38,14 @@ struct Dpp {
   uint8_t bank_mask = 0xF, row_mask = 0xF;
 };
 
+// The counts of an s_waitcnt's simm16: vmcnt in bits [3:0] and [15:14], lgkmcnt in [11:8]
+// (CDNA4 ISA, S_WAITCNT).
+inline uint32_t waitcnt_vmcnt(int32_t simm16) {
+  const uint32_t s = uint32_t(simm16) & 0xFFFF;
+  return (s & 0xF) | (((s >> 14) & 3) << 4);
+}
+inline uint32_t waitcnt_lgkmcnt(int32_t simm16) { return (uint32_t(simm16) >> 8) & 0xF; }
+
 struct Instruction {
   Encoding enc = Encoding::kInvalid;
   uint8_t size = 4;          // bytes, including a literal or a second dword

@@ -59,18 +59,15 @@ bool Executor::order_lds_race(uint32_t other, uint64_t byte, bool other_writes) 
   // The tags name the wave and whether it wrote; its latest logged access of that kind over
   // the byte is the one they record.
   const Workgroup::LdsAccess*& cached = last_found_[other_writes][other];
+  // Ordered and claimed already for an earlier dword of this instruction.
+  if (cached && cached->lo <= byte && byte < cached->hi) return true;
   const Workgroup::LdsAccess* found = nullptr;
-  if (cached && cached->lo <= byte && byte < cached->hi) {
-    found = cached;
-  } else {
-    for (auto it = wg_.lds_log.rbegin(); it != wg_.lds_log.rend(); ++it)
-      if (it->wave == other && it->write == other_writes && it->lo <= byte && byte < it->hi) {
-        found = &*it;
-        break;
-      }
-  }
+  for (auto it = wg_.lds_log.rbegin(); it != wg_.lds_log.rend(); ++it)
+    if (it->wave == other && it->write == other_writes && it->lo <= byte && byte < it->hi) {
+      found = &*it;
+      break;
+    }
   if (!found) return false;
-  if (found == cached) return true;  // ordered and claimed for an earlier dword of this instruction
   if (!order_pair(*wg_.waves[other], found->seq, found->clock, found->pc, found->dma, found->write)) return false;
   cached = found;
   return true;

@@ -18,11 +18,9 @@ InstInfo classify(const Instruction& in) {
   switch (in.enc) {
     case Encoding::kSopp:
       if (starts(n, "s_waitcnt")) {
-        // simm16: vmcnt [3:0] and [15:14], lgkmcnt [11:8] (CDNA4 ISA, S_WAITCNT).
-        const uint32_t s = uint32_t(in.simm16) & 0xFFFF;
         k.kind = Kind::kWaitcnt;
-        k.vmcnt = uint16_t((s & 0xF) | (((s >> 14) & 3) << 4));
-        k.lgkmcnt = uint16_t((s >> 8) & 0xF);
+        k.vmcnt = uint16_t(waitcnt_vmcnt(in.simm16));
+        k.lgkmcnt = uint16_t(waitcnt_lgkmcnt(in.simm16));
       } else if (starts(n, "s_nop")) {
         k.kind = Kind::kNop;
         k.imm = uint16_t(in.simm16 & 0xF);

@@ -47,7 +47,7 @@ class Recorder : public IssueObserver {
       w.clock[w.next++] = clock;
     }
   }
-  // kWhich: 0 the issue clock, 1 the first clock of its memory access, 2 the last.
+  // which: 0 the issue clock, 1 the first clock of its memory access, 2 the last.
   uint64_t clock_of(size_t wg, uint32_t wave, size_t index, int which = 0) const {
     if (wave >= wanted[wg].size()) return kNotIssued;
     const Wanted& w = wanted[wg][wave];

@@ -178,7 +178,7 @@ TEST(CycleHazards, ClaimTheReplayCannotPlaceFaults) {
   const KernelInfo* info = k.object().find_kernel("mfma_cover");
   ASSERT_NE(info, nullptr);
   WorkgroupTrace t;
-  t.waves.assign(1, {{info->entry, 0, 0}, {info->entry, 0, 0}});
+  t.waves.assign(1, {{uint32_t(info->entry), 0, 0}, {uint32_t(info->entry), 0, 0}});
   CycleClaim c;
   c.rule = "mfma-read";
   c.producer_clock = 5;

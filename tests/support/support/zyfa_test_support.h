@@ -129,7 +129,8 @@ struct ReferenceResult {
   double out_rms = 0.0;   // RMS of all reference outputs
   double out_max = 0.0;   // max |reference output|
 };
-ReferenceResult reference_fp64(const AttnData& data);
+// causal false: every query row sees every key (AMD's unmasked kernels in tests/aiter).
+ReferenceResult reference_fp64(const AttnData& data, bool causal = true);
 // One row of it: plain two-pass softmax of q (d_qk doubles, descaled) against the first n_keys
 // rows of K (d_qk each) and V (d_v each), dot products times `scale`; adds the output to o[0..d_v)
 // and returns the natural-log LSE. n_keys <= 0 (a row that sees no key): o unchanged, -inf.
