@@ -619,6 +619,47 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
   }
 }
 
+// A wave's output, 32 rows of 256 bytes (BF16, d_v 128), by store instructions that each
+// write whole 128-byte lines: every line of the output is then requested from the L2 once.
+// Stored straight from the lanes that hold it (16 bytes of one row a lane, 32 rows an
+// instruction) it was requested four times. In two rounds of one 128-byte half of each row,
+// through the wave's own 4 KiB of LDS (rows of 128 bytes, chunk c of row r at position
+// c ^ swz_hi(r): the 16 rows of a write phase and the 2 rows x 8 chunks of a read phase fall
+// on distinct banks): lane l then stores chunk l % 8 of row 8 i + l / 8. chunk[jd][p]: the
+// lane's 16 bytes of row ql at dv 32 jd + 16 p + 8 half. rows: the wave's rows inside the
+// sequence (the others are not stored).
+inline constexpr int kOutStageBytes = kWaveRows * 128;
+__device__ __forceinline__ void store_rows_by_lines(lptr<uint8_t> stage, const u32x4 (&chunk)[4][2],
+                                                    gptr<uint8_t> row0, int64_t row_bytes, int rows) {
+  // The lane id computed afresh (two VALU ops) from an opaque mask, so that it is not hoisted:
+  // a lane-derived value live through the key loop, where the kernel uses all 256 VGPRs, cost
+  // the loop's LDS schedule.
+  uint32_t ones = ~0u;
+  asm volatile("" : "+s"(ones));
+  const int lane = static_cast<int>(__builtin_amdgcn_mbcnt_hi(ones, __builtin_amdgcn_mbcnt_lo(ones, 0u)));
+  const int ql = lane & 31, half = lane >> 5;
+  const int r_of = lane >> 3, c = lane & 7;
+#pragma unroll
+  for (int round = 0; round < 2; ++round) {
+#pragma unroll
+    for (int jd = 0; jd < 2; ++jd)
+#pragma unroll
+      for (int p = 0; p < 2; ++p) {
+        const int cl = 4 * jd + 2 * p + half;
+        *reinterpret_cast<lptr<u32x4>>(stage + ql * 128 + ((cl ^ swz_hi(ql)) << 4)) = chunk[2 * round + jd][p];
+      }
+    // Other lanes' bytes: the wave's LDS accesses run in order, the compiler must keep them so.
+    asm volatile("" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = 8 * i + r_of;
+      const u32x4 x = *reinterpret_cast<lptr<u32x4>>(stage + r * 128 + ((c ^ swz_hi(r)) << 4));
+      if (r < rows) *global_cast<u32x4>(row0 + r * row_bytes + 128 * round + 16 * c) = x;
+    }
+    asm volatile("" ::: "memory");
+  }
+}
+
 // One query tile. next_word: the tile that follows (kNoTileWord: none), whose first loads
 // the last iteration starts; prefetched: this tile's were started so (into q, which passes
 // from tile to tile). K names the element type's parts (Bf16Kernel below, Fp8Kernel in
@@ -871,16 +912,10 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // The sequence's rows read afresh as well (scalar loads), for the same reason.
   const SeqGeom so = seq_geom<kAny>(e, b);
   const int64_t orow_index = kAny ? so.q_row + q0 + w.ql : static_cast<int64_t>(w.qrow);
-  const gptr<uint8_t> orow = global<uint8_t>(e.out) +
-      (kAny ? so.bt * e.o_stride[0] + orow_index * e.o_stride[1] + h * e.o_stride[2]
-            : b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) *
-          2;
   // The two lanes of a row hold 8 bytes of every 16 of it (key_of: dv 32 jd + 8 g + 4 half).
   // Lanes j and j + 32 swap (v_permlane32_swap, every lane of the wave: the row's two lanes are
   // both valid or both not) the upper half's first 8 bytes of each 32 with the lower half's
-  // last 8: lane `half` then holds dv 32 jd + 16 p + 8 half .. +7, one 16-byte store, so each
-  // output line is requested from the L2 half as often as with 8-byte stores.
-  typedef __attribute__((ext_vector_type(4))) unsigned u32x4;
+  // last 8: lane `half` then holds dv 32 jd + 16 p + 8 half .. +7, 16 contiguous bytes.
   u32x4 chunk[4][2];
 #pragma unroll
   for (int jd = 0; jd < 4; ++jd)
@@ -893,11 +928,30 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       const auto hi = __builtin_amdgcn_permlane32_swap(d[1], d[3], false, false);
       chunk[jd][p] = u32x4{lo[0], hi[0], lo[1], hi[1]};
     }
+  if constexpr (sizeof(lds.v) >= kWaves * kOutStageBytes) {
+    // Through LDS, as whole lines (the V buffers are free: every wave's last P·V was before
+    // the last iteration's barrier, and the next tile's first V load comes after its
+    // prologue's barrier).
+    const gptr<uint8_t> row0 = global<uint8_t>(e.out) +
+        ((kAny ? so.bt * e.o_stride[0] + (so.q_row + q0) * e.o_stride[1]
+               : b * e.o_stride[0] + static_cast<int64_t>(q0) * e.o_stride[1]) +
+         h * e.o_stride[2]) *
+            2;
+    store_rows_by_lines((lptr<uint8_t>)lds.v[0] + wave * kOutStageBytes, chunk, row0,
+                        e.o_stride[1] * 2, so.lq - q0);
+  } else if (row_valid) {
+    // (FP8: its V buffers are too small.) 16-byte stores, each output line requested from the
+    // L2 four times.
+    const gptr<uint8_t> orow = global<uint8_t>(e.out) +
+        (kAny ? so.bt * e.o_stride[0] + orow_index * e.o_stride[1] + h * e.o_stride[2]
+              : b * e.o_stride[0] + static_cast<int64_t>(w.qrow) * e.o_stride[1] + h * e.o_stride[2]) *
+            2;
+#pragma unroll
+    for (int jd = 0; jd < 4; ++jd)
+#pragma unroll
+      for (int p = 0; p < 2; ++p) *global_cast<u32x4>(orow + 2 * (32 * jd + 16 * p + 8 * w.half)) = chunk[jd][p];
+  }
   if (!row_valid) return;
-#pragma unroll
-  for (int jd = 0; jd < 4; ++jd)
-#pragma unroll
-    for (int p = 0; p < 2; ++p) *global_cast<u32x4>(orow + 2 * (32 * jd + 16 * p + 8 * w.half)) = chunk[jd][p];
   if (e.lse != 0 && w.half == 0) {
     // Natural-log sum-exp of the scaled scores: ln 2 * (m + log2(sum 2^(x - m))).
     global<float>(e.lse)[kAny ? (static_cast<int64_t>(so.bt) * e.heads + h) * lse_rows<kAny>(e) + orow_index
