@@ -60,8 +60,9 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
       {"attn_fwd_fp8_d128_gfx950_varlen", sizeof(kernels::AttnLengthsArgs), kernels::bf16_d128_gfx950::kThreads},
       {"attn_fwd_fp8_d192_gfx950_varlen", sizeof(kernels::AttnLengthsArgs), kernels::fp8_d192_gfx950::kThreads},
       {"varlen_job_table", sizeof(kernels::VarlenJobTableArgs), kernels::kVarlenJobThreads},
-      {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs), 512},  // 8 waves (src/asm/gen_attn_fwd_fp8_d128.py)
-      {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs)},
+      {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs), 512},  // 8 waves (src/asm/gen_attn_fwd_fp8.py)
+      {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs), 512},
+      {"attn_fwd_fp8_d192_hip", sizeof(kernels::AttnFwdArgs)},
       {"attn_fwd_fp8_d128_hip", sizeof(kernels::AttnFwdArgs)},
       {"fp8_amax_bf16", sizeof(kernels::Fp8AmaxArgs)},      {"fp8_amax_f32", sizeof(kernels::Fp8AmaxArgs)},
       {"fp8_convert_bf16", sizeof(kernels::Fp8ConvertArgs)}, {"fp8_convert_f32", sizeof(kernels::Fp8ConvertArgs)},

@@ -36,30 +36,37 @@ TEST(AttnPlan, KernelPerConfiguration) {
   EXPECT_STREQ("attn_fwd_bf16_d128_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 128)));
   EXPECT_STREQ("attn_fwd_bf16_d192_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_BF16, 1, 100, 4, 1, 192)));
   EXPECT_STREQ("attn_fwd_fp8_d128", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 4, 128)));
-  EXPECT_STREQ("attn_fwd_fp8_d192_gfx950", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192)));
 }
 
-// The FP8 d 192/128 ping-pong kernel reads K and V rows in 16-byte pieces (LDS DMA) with 32-bit
-// row offsets; any other K or V view keeps the baseline kernel (128-row tiles, 256 threads).
-TEST(AttnPlan, Fp8D192PingPongFallsBackWhereRowsAreNot16BytesOrBeyond32Bits) {
+// The generated FP8 d 192/128 kernel (256-row tiles, 512 threads) takes any row alignment within
+// its 32-bit row offsets (K and V rows up to 255 past the last, plus their bytes); beyond them
+// the HIP ping-pong kernel where its K/V offsets and 16-byte rows allow, else the baseline (128-row
+// tiles, 256 threads).
+TEST(AttnPlan, Fp8D192GeneratedUnlessBeyond32BitOffsets) {
   FwdProblem p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192);
   EXPECT_EQ(256, attn_kernel_shape(p).tile_rows);
   EXPECT_EQ(512, attn_kernel_shape(p).threads);
   p.v.stride[1] = 2 * 128 + 8;  // 8 bytes of padding per row
   EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
-  EXPECT_EQ(kernels::kAttnTileRows, attn_kernel_shape(p).tile_rows);
-  EXPECT_EQ(kernels::kAttnThreads, attn_kernel_shape(p).threads);
-  p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192);
-  p.k.stride[1] = 2 * 192 + 4;  // K rows 4-byte aligned only
-  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
   p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 100, 4, 2, 192);
   p.k.data = reinterpret_cast<void*>(0x400008);
   EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
+  // seqlen 2: K rows read up to row 257, so a K row stride s fits when 257 s + 192 < 2^32
   p = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 2, 4, 2, 192);
+  p.k.stride[1] = ((int64_t{1} << 32) - 192 - 1) / 257 / 16 * 16;  // the largest, 16-byte rows
+  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
+  p.k.stride[1] += 16;
+  EXPECT_STREQ("attn_fwd_fp8_d192_gfx950", attn_kernel_name(p));
   p.k.stride[1] = (int64_t{1} << 32) - 192 - 16;  // row 1 + 192 bytes < 2^32
   EXPECT_STREQ("attn_fwd_fp8_d192_gfx950", attn_kernel_name(p));
+  EXPECT_EQ(256, attn_kernel_shape(p).tile_rows);
   p.k.stride[1] = (int64_t{1} << 32) - 176;  // + 128 bytes within 2^32, + 192 not
-  EXPECT_STREQ("attn_fwd_fp8_d192", attn_kernel_name(p));
+  EXPECT_STREQ("attn_fwd_fp8_d192_hip", attn_kernel_name(p));
+  EXPECT_EQ(kernels::kAttnTileRows, attn_kernel_shape(p).tile_rows);
+  EXPECT_EQ(kernels::kAttnThreads, attn_kernel_shape(p).threads);
+  p.k.stride[1] = (int64_t{1} << 32) - 192 - 16 + 4;  // within the ping-pong's offsets, rows 4-byte aligned
+  EXPECT_STREQ("attn_fwd_fp8_d192_hip", attn_kernel_name(p));
 }
 
 // The ping-pong BF16 kernels (d_qk 128 and 192) read V rows in 16-byte pieces; other V views
@@ -147,8 +154,8 @@ TEST(AttnPlan, RefusesMisalignedRows) {
 }
 
 TEST(AttnPlan, JobTableTilesMatchTheKernel) {
-  FwdProblem baseline = bshd_problem(ZYFA_DTYPE_FP8_E4M3, 1, 1000, 4, 1, 192);
-  baseline.v.stride[1] = 128 + 8;  // V rows 8 bytes apart from 16: the baseline kernel
+  FwdProblem baseline = bshd_problem(ZYFA_DTYPE_BF16, 1, 1000, 4, 1, 128);
+  baseline.v.stride[1] = 128 + 4;  // V rows 8 bytes apart from 16: the baseline kernel
   const JobTableParams j = attn_job_table_params(baseline);
   EXPECT_EQ(kernels::kAttnTileRows, j.tile_rows);
   EXPECT_EQ(16, j.grid);  // 4 heads x 8 tiles = 32 tiles in 16 pairs

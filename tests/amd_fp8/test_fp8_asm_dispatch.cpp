@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "host/amd/attn_launch.h"
 #include "host/amd/code_objects.h"
@@ -36,24 +37,28 @@ FwdProblem problem(zyfa_dtype_t dtype, int64_t d_qk, int64_t seqlen) {
   return p;
 }
 
-TEST(Fp8AsmDispatch, GeneratedKernelIsEmbedded) {
-  const KernelInfo* k = find_kernel("attn_fwd_fp8_d128");
-  ASSERT_NE(k, nullptr);
-  EXPECT_STREQ(k->code_object, "attn_fwd_fp8_d128_asm");
-  EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnFwdArgs));
-  EXPECT_EQ(k->max_workgroup_size, 512u);  // 8 waves in ping-pong
-  EXPECT_EQ(k->scratch_bytes, 0u);
+TEST(Fp8AsmDispatch, GeneratedKernelsAreEmbedded) {
+  for (const char* name : {"attn_fwd_fp8_d128", "attn_fwd_fp8_d192"}) {
+    const KernelInfo* k = find_kernel(name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_EQ(std::string(k->code_object), std::string(name) + "_asm");
+    EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnFwdArgs));
+    EXPECT_EQ(k->max_workgroup_size, 512u);  // 8 waves in ping-pong
+    EXPECT_EQ(k->scratch_bytes, 0u);
+  }
 }
 
-TEST(Fp8AsmDispatch, Fp8D128UsesTheGeneratedKernel) {
-  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)), "attn_fwd_fp8_d128");
-  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1)), "attn_fwd_fp8_d128");
-  EXPECT_EQ(attn_kernel_shape(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)).tile_rows, 256);
-  EXPECT_EQ(attn_kernel_shape(problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000)).threads, 512);
+TEST(Fp8AsmDispatch, Fp8UsesTheGeneratedKernels) {
+  for (int d : {128, 192}) {
+    const std::string name = "attn_fwd_fp8_d" + std::to_string(d);
+    EXPECT_EQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, d, 1000)), name);
+    EXPECT_EQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, d, 1)), name);
+    EXPECT_EQ(attn_kernel_shape(problem(ZYFA_DTYPE_FP8_E4M3, d, 1000)).tile_rows, 256);
+    EXPECT_EQ(attn_kernel_shape(problem(ZYFA_DTYPE_FP8_E4M3, d, 1000)).threads, 512);
+  }
 }
 
-TEST(Fp8AsmDispatch, OtherShapesTakeThePingPongKernels) {
-  EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000)), "attn_fwd_fp8_d192_gfx950");
+TEST(Fp8AsmDispatch, Bf16TakesThePingPongKernels) {
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 128, 1000)), "attn_fwd_bf16_d128_gfx950");
   EXPECT_STREQ(attn_kernel_name(problem(ZYFA_DTYPE_BF16, 192, 1000)), "attn_fwd_bf16_d192_gfx950");
 }

@@ -1,4 +1,4 @@
-// The generated FP8 d = 128 kernel through zyfa_fwd on the emu backend, on a matrix of
+// The generated FP8 kernels (d_qk 128 and 192) through zyfa_fwd on the emu backend, on a matrix of
 // configurations: (1) against the fp64 reference within kernel_tolerance; (2) against the CPU
 // bit-model of the numerics it implements (lean P, per-64-key-block scaling, rounded-P row sum,
 // lazy rescaling at 0.125 per 64-key block), where only fp32 summation order may differ;
@@ -120,6 +120,18 @@ std::vector<AttnConfig> configs() {
   // Several jobs per persistent workgroup, eight key tiles in the longest rows.
   v.push_back(C::of(f, 128, 4, 1, 1000));
   v.push_back(C::of(f, 128, 1, 1, 1000).with(Inputs::REALISTIC));
+  // d_qk 192 / d_v 128 (the same generator): tails, GQA with device descales, peaked and
+  // rising rows, a negative scale, MQA without LSE, several jobs per workgroup.
+  for (int64_t s : {1, 65, 300}) v.push_back(C::of(f, 192, 4, 2, s));
+  v.push_back(C::of(f, 192, 4, 1, 90).with(Layout::BHSD).with(DescaleMode::DEVICE_PER_HEAD).with_batch(2));
+  v.push_back(C::of(f, 192, 2, 2, 160).with(Inputs::GAUSSIAN, 1.0));
+  v.push_back(C::of(f, 192, 2, 1, 200).with(Inputs::RISING));
+  v.push_back(C::of(f, 192, 2, 1, 300).with(Inputs::REALISTIC).with(DescaleMode::DEVICE_SCALAR));
+  AttnConfig negative192 = C::of(f, 192, 2, 1, 150).with(Inputs::GAUSSIAN, 1.0);
+  negative192.softmax_scale = -0.09f;
+  v.push_back(negative192);
+  v.push_back(C::of(f, 192, 3, 1, 200).without_lse());
+  v.push_back(C::of(f, 192, 2, 1, 1000));
   return v;
 }
 

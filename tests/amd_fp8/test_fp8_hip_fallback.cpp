@@ -1,10 +1,11 @@
-// The HIP FP8 d = 128 kernel that serves the problems beyond the generated kernel's 32-bit row
-// offsets. Such problems need more than 4 GiB, so this runs small ones on it instead: a device
-// that launches attn_fwd_fp8_d128_hip wherever the host asked for attn_fwd_fp8_d128, through
-// the real AMD host path, on the emulator. The generated kernel takes 256-row tiles and 512
-// threads, the HIP one 128-row tiles and 256 threads: the device launches the HIP kernel with
-// the job table, tile divisor and shape that the host gives the same problem when its row
-// offsets send it to the HIP kernel.
+// The HIP FP8 kernels that serve the problems beyond the generated kernels' 32-bit row offsets
+// (d 128: attn_fwd_fp8_d128_hip; d 192/128: the ping-pong attn_fwd_fp8_d192_gfx950 where its
+// K/V offsets still fit, else attn_fwd_fp8_d192_hip). Such problems need more than 4 GiB, so
+// this runs small ones on them instead: a device that launches the HIP kernel wherever the host
+// asked for the generated one, through the real AMD host path, on the emulator. The kernels'
+// tiles and threads differ: the device launches the HIP kernel with the job table, tile divisor
+// and shape that the host gives the same problem when a K row stride of `k_stride` bytes sends
+// it there.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -25,21 +26,30 @@
 namespace zyfa::test {
 namespace {
 
+// A problem's generated kernel, the HIP kernel that must take it instead and the K row stride
+// that makes the host choose that one.
+struct Fallback {
+  AttnConfig cfg;
+  const char* generated;
+  const char* hip;
+  int64_t k_stride;
+};
+
 class FallbackDevice final : public emu::EmuDevice {
  public:
-  explicit FallbackDevice(const FwdProblem& p) : problem_(p) {}
+  FallbackDevice(const FwdProblem& p, const Fallback& f) : problem_(p), f_(f) {}
   ~FallbackDevice() override {
     for (void* t : tables_) EmuDevice::free(t);
   }
 
   zyfa_status_t launch(const amd::LaunchConfig& cfg) override {
-    if (std::strcmp(cfg.kernel, "attn_fwd_fp8_d128") != 0) return EmuDevice::launch(cfg);
-    const amd::KernelInfo* k = amd::find_kernel("attn_fwd_fp8_d128_hip");
+    if (std::strcmp(cfg.kernel, f_.generated) != 0) return EmuDevice::launch(cfg);
+    const amd::KernelInfo* k = amd::find_kernel(f_.hip);
     if (!k) return ZYFA_STATUS_INTERNAL_ERROR;
-    // The same problem with K rows 4 GiB apart is what the host sends to the HIP kernel.
+    // The same problem with K rows k_stride bytes apart is what the host sends to the HIP kernel.
     FwdProblem hip = problem_;
-    hip.k.stride[1] = int64_t{1} << 32;
-    if (std::strcmp(amd::attn_kernel_name(hip), "attn_fwd_fp8_d128_hip") != 0) return ZYFA_STATUS_INTERNAL_ERROR;
+    hip.k.stride[1] = f_.k_stride;
+    if (std::strcmp(amd::attn_kernel_name(hip), f_.hip) != 0) return ZYFA_STATUS_INTERNAL_ERROR;
     JobTable table;
     if (!build_job_table(amd::attn_job_table_params(hip), &table)) return ZYFA_STATUS_INTERNAL_ERROR;
     const size_t bytes = table.words.size() * sizeof(uint32_t);
@@ -68,13 +78,15 @@ class FallbackDevice final : public emu::EmuDevice {
 
  private:
   FwdProblem problem_;
+  Fallback f_;
   std::vector<void*> tables_;
 };
 
-class Fp8HipFallback : public ::testing::TestWithParam<AttnConfig> {};
+class Fp8HipFallback : public ::testing::TestWithParam<Fallback> {};
 
 TEST_P(Fp8HipFallback, Emu) {
-  const AttnConfig c = seeded(GetParam(), "Fp8HipFallback/");
+  const Fallback& f = GetParam();
+  const AttnConfig c = seeded(f.cfg, std::string("Fp8HipFallback/") + f.hip + "/");
   AttnData a = make_attn_data(c);
   std::printf("%s: input seed %llu\n", c.name().c_str(), static_cast<unsigned long long>(c.seed));
   std::vector<uint16_t> out(a.out_count());
@@ -86,7 +98,7 @@ TEST_P(Fp8HipFallback, Emu) {
   FwdProblem p;
   p.backend = ZYFA_BACKEND_EMU;
   ASSERT_EQ(validate_fwd(&d, &p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-  auto device = std::make_unique<FallbackDevice>(p);
+  auto device = std::make_unique<FallbackDevice>(p, f);
   FallbackDevice* dev = device.get();
   auto backend = amd::make_amd_backend(std::move(device), ZYFA_BACKEND_EMU);
   ASSERT_EQ(backend->fwd(p), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
@@ -96,14 +108,27 @@ TEST_P(Fp8HipFallback, Emu) {
   std::printf("%s: %s\n", c.name().c_str(), r.summary().c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Fwd, Fp8HipFallback,
-                         ::testing::Values(AttnConfig::of(ZYFA_DTYPE_FP8_E4M3, 128, 4, 2, 300),
-                                           AttnConfig::of(ZYFA_DTYPE_FP8_E4M3, 128, 3, 1, 37)
-                                               .with(Inputs::REALISTIC)
-                                               .with(Layout::BHSD)
-                                               .with(DescaleMode::DEVICE_PER_HEAD)
-                                               .with_batch(2)),
-                         [](const ::testing::TestParamInfo<AttnConfig>& i) { return i.param.name(); });
+// K rows 4 GiB apart: past every kernel's 32-bit offsets but the baselines'. 16 MiB apart (and at
+// most 256 rows): past the generated kernels' (K rows read up to 255 past the last), within the
+// FP8 d 192/128 ping-pong kernel's.
+constexpr int64_t kBeyondAll = int64_t{1} << 32, kBeyondGenerated = int64_t{1} << 24;
+const auto kFp8 = ZYFA_DTYPE_FP8_E4M3;
+
+INSTANTIATE_TEST_SUITE_P(
+    Fwd, Fp8HipFallback,
+    ::testing::Values(
+        Fallback{AttnConfig::of(kFp8, 128, 4, 2, 300), "attn_fwd_fp8_d128", "attn_fwd_fp8_d128_hip", kBeyondAll},
+        Fallback{AttnConfig::of(kFp8, 128, 3, 1, 37)
+                     .with(Inputs::REALISTIC)
+                     .with(Layout::BHSD)
+                     .with(DescaleMode::DEVICE_PER_HEAD)
+                     .with_batch(2),
+                 "attn_fwd_fp8_d128", "attn_fwd_fp8_d128_hip", kBeyondAll},
+        Fallback{AttnConfig::of(kFp8, 192, 4, 2, 200).with(Inputs::GAUSSIAN, 1.0), "attn_fwd_fp8_d192",
+                 "attn_fwd_fp8_d192_gfx950", kBeyondGenerated},
+        Fallback{AttnConfig::of(kFp8, 192, 2, 1, 100).with(Inputs::REALISTIC).with(DescaleMode::DEVICE_PER_HEAD),
+                 "attn_fwd_fp8_d192", "attn_fwd_fp8_d192_hip", kBeyondAll}),
+    [](const ::testing::TestParamInfo<Fallback>& i) { return std::string(i.param.hip) + "_" + i.param.cfg.name(); });
 
 }  // namespace
 }  // namespace zyfa::test

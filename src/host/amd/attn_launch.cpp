@@ -99,25 +99,25 @@ zyfa_status_t check_attn_supported(const FwdProblem& p, const char* backend) {
 
 namespace {
 
-// Query rows per tile and threads per workgroup of the generated FP8 d = 128 kernel.
-constexpr int kFp8D128TileRows = 256;
-constexpr int kFp8D128Threads = 512;
+// Query rows per tile and threads per workgroup of the generated FP8 kernels (d_qk 128 and 192).
+constexpr int kFp8AsmTileRows = 256;
+constexpr int kFp8AsmThreads = 512;
 
-// The generated FP8 d = 128 kernel (src/asm/gen_attn_fwd_fp8_d128.py, kernel attn_fwd_fp8_d128) addresses q, k, v and
+// The generated FP8 kernels (src/asm/gen_attn_fwd_fp8.py: attn_fwd_fp8_d128, attn_fwd_fp8_d192) address q, k, v and
 // out rows with a 64-bit scalar base per (batch, head) plus a 32-bit per-lane byte offset
 // (row * row stride), and device descales with a 32-bit byte offset. Problems beyond those
-// offsets run on the HIP baseline kernel instead, which uses 64-bit addresses throughout.
+// offsets run on HIP kernels instead (the baseline uses 64-bit addresses throughout).
 bool fits_32bit_offsets(const FwdProblem& p) {
   constexpr int64_t kLimit = int64_t{1} << 32;
   const int64_t last_row = p.seqlen - 1;
   // K and V rows are loaded in 128-key tiles up to the end of the last 256-row query tile
   // (seqlen + 255 at most) before they are clamped to the last row.
   const int64_t last_kv_row = p.seqlen + 255;
-  if (p.q.stride[1] < 0 || last_row * p.q.stride[1] + 128 >= kLimit) return false;
-  const View* kv[2] = {&p.k, &p.v};
-  for (const View* v : kv)
-    if (v->stride[1] < 0 || last_kv_row * v->stride[1] + 128 >= kLimit) return false;
-  if (p.out.stride[1] < 0 || 2 * (last_row * p.out.stride[1] + 128) >= kLimit) return false;
+  if (p.q.stride[1] < 0 || last_row * p.q.stride[1] + p.d_qk >= kLimit) return false;
+  const struct { const View& v; int64_t row; } kv[2] = {{p.k, p.d_qk}, {p.v, p.d_v}};
+  for (const auto& x : kv)
+    if (x.v.stride[1] < 0 || last_kv_row * x.v.stride[1] + x.row >= kLimit) return false;
+  if (p.out.stride[1] < 0 || 2 * (last_row * p.out.stride[1] + p.d_v) >= kLimit) return false;
   const Descale* ds[3] = {&p.q_descale, &p.k_descale, &p.v_descale};
   for (const Descale* d : ds)
     if (d->kind == ZYFA_DESCALE_DEVICE &&
@@ -170,10 +170,13 @@ const char* attn_kernel_name(const FwdProblem& p) {
     const char* name = any_lengths_kernel(p);
     return name ? name : "";  // refused by check_attn_supported
   }
-  if (p.d_qk == 192 && fp8) return fits_pingpong_gfx950(p, 1) ? "attn_fwd_fp8_d192_gfx950" : "attn_fwd_fp8_d192";
+  // FP8: the generated kernel where its offsets reach; beyond them HIP kernels (same arguments).
+  if (p.d_qk == 192 && fp8) {
+    if (fits_32bit_offsets(p)) return "attn_fwd_fp8_d192";
+    return fits_pingpong_gfx950(p, 1) ? "attn_fwd_fp8_d192_gfx950" : "attn_fwd_fp8_d192_hip";
+  }
   if (p.d_qk == 192) return fits_pingpong_gfx950(p, 2) ? "attn_fwd_bf16_d192_gfx950" : "attn_fwd_bf16_d192";
   if (!fp8) return fits_pingpong_gfx950(p, 2) ? "attn_fwd_bf16_d128_gfx950" : "attn_fwd_bf16_d128";
-  // The generated kernel where its offsets reach, the HIP one (same arguments) beyond.
   return fits_32bit_offsets(p) ? "attn_fwd_fp8_d128" : "attn_fwd_fp8_d128_hip";
 }
 
@@ -188,9 +191,9 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
     return {pp192::kTileRows, pp192::kThreads};
   if (name == "attn_fwd_fp8_d192_gfx950" || name == "attn_fwd_fp8_d192_gfx950_varlen")
     return {kernels::fp8_d192_gfx950::kTileRows, kernels::fp8_d192_gfx950::kThreads};
-  // The generated FP8 d = 128 kernel: 8 waves in ping-pong on 256 query rows
-  // (src/asm/gen_attn_fwd_fp8_d128.py, TILE_Q and THREADS).
-  if (name == "attn_fwd_fp8_d128") return {kFp8D128TileRows, kFp8D128Threads};
+  // The generated FP8 kernels: 8 waves in ping-pong on 256 query rows
+  // (src/asm/gen_attn_fwd_fp8.py, TILE_Q and THREADS).
+  if (name == "attn_fwd_fp8_d128" || name == "attn_fwd_fp8_d192") return {kFp8AsmTileRows, kFp8AsmThreads};
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 

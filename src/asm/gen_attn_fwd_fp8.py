@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Generates attn_fwd_fp8_d128_asm.s: causal FP8 e4m3 attention, d_qk = d_v = 128, for gfx950.
+"""Generates attn_fwd_fp8_d{128,192}_asm.s: causal FP8 e4m3 attention, d_qk = 128 or 192 and
+d_v = 128, for gfx950.
 
-Kernel attn_fwd_fp8_d128 (code object attn_fwd_fp8_d128_asm), 512 threads (8 waves), kernel
+Kernel attn_fwd_fp8_d<d_qk> (code object attn_fwd_fp8_d<d_qk>_asm), 512 threads (8 waves), kernel
 arguments AttnFwdArgs (src/kernels/hip/attn_fwd_args.h, 272 bytes), job table host/job_table.h
 with 256-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head) plus a 32-bit
 lane offset; src/host/amd/attn_launch.cpp sends larger problems to the HIP kernel.
@@ -19,7 +20,7 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      ds_read_b64_tr_b8) in the next, into the second of two buffers each, from global loads issued two
      blocks earlier (stage() says why the buffers never meet a read);
   2. scores transposed, S^T = K Q^T: K (from LDS) is the A operand of
-     v_mfma_scale_f32_32x32x64_f8f6f4, Q (registers, whole tile) the B operand, so lane
+     v_mfma_scale_f32_32x32x64_f8f6f4 (one per 64 of d_qk), Q (registers, whole tile) the B operand, so lane
      32h + j holds query j's scores of keys 8(r/4) + 4h + r%4 of each 32-key score block in
      accumulator register r;
   3. softmax per row in the lane (the partner lane j ^ 32 holds the other half of the row):
@@ -48,8 +49,8 @@ between a VALU write of VCC/SGPR and its VALU read, 1 after a transcendental; ev
 result is waited for with s_waitcnt before use, and at most 15 LDS operations are outstanding
 (what lgkmcnt counts).
 
-usage: gen_attn_fwd_fp8_d128.py OUTPUT.s
-       gen_attn_fwd_fp8_d128.py --stats   (static instruction counts and cycle estimate per key tile)
+usage: gen_attn_fwd_fp8.py [--d-qk 128|192] OUTPUT.s
+       gen_attn_fwd_fp8.py [--d-qk 128|192] --stats   (static instruction counts and cycle estimate per key tile)
 """
 
 import struct
@@ -59,12 +60,33 @@ import schedule_stats
 from gfx950_asm import Kernel, emit
 from kernel_args import ATTN_FWD_ARGS
 
+
+def head_dim(argv) -> int:
+    """d_qk from `--d-qk N` on the command line (128 or 192; 128 when absent): the whole register
+    and LDS plan below follows from it, so it is read before anything is laid out."""
+    if "--d-qk" not in argv:
+        return 128
+    at = argv.index("--d-qk")
+    if at + 1 >= len(argv) or argv[at + 1] not in ("128", "192"):
+        sys.exit("--d-qk takes 128 or 192")
+    d = int(argv[at + 1])
+    del argv[at:at + 2]
+    return d
+
+
+D_QK = head_dim(sys.argv)
+D_V = 128
+NAME = f"attn_fwd_fp8_d{D_QK}"
+NQ = D_QK // 64       # 64-wide d chunks of Q and K: MFMAs per 32-key score block
 ARGS_SIZE = ATTN_FWD_ARGS.size
 WAVES = 8
 THREADS = 64 * WAVES
 TILE_Q = 32 * WAVES   # query rows per tile (the job table's tile_rows; wave w owns 32)
 TILE = 128            # keys per key tile (staged into LDS together)
-KROW = 144            # LDS bytes per K row (128 + 16: 16-byte aligned rows, banks staggered)
+# LDS bytes per K row: d_qk + 16 (16-byte aligned rows whose 16-byte chunks step through the
+# banks: row j starts at dword 4 (d_qk / 16 + 1) j, an odd multiple of 4, so 16 rows read at one
+# column fall on 16 distinct 4-bank groups)
+KROW = D_QK + 16
 VROW = 128            # LDS bytes per V row (one key, row-major; read transposed by ds_read_b64_tr_b8)
 KBUF = TILE * KROW    # two K buffers at 0 and KBUF (every K read's offset fits 16 bits)
 VT_BASE = 2 * KBUF
@@ -76,6 +98,7 @@ BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written
 RESCALE_THRESHOLD = 0.125
 LARGE_M = 2.0 ** 14   # |running max| from which lean P takes the out-of-line path (8m: ulp 2^-6)
 LN2 = 0.6931471805599453
+assert D_V == 128 and KBUF + 32 * 3 * KROW + D_QK < 1 << 16
 
 
 def f32(x: float) -> str:
@@ -117,30 +140,62 @@ S_K8 = S_KS + 3
 # of the V row stride (unread too); S_NKT holds the query tile's 4 t + 4
 S_NBW = S_VS + 3
 
+# Per-tile steps of the staging rows (128 rows in bytes) and Q's sign flip (tile_setup), in
+# high words of arguments the kernel never reads (the Q and output row strides', the q descale's
+# batch stride's), so that no VGPR holds a value that is the same in every lane
+S_KSTEP, S_VSTEP, S_QSIGN = S_QS + 3, S_OS + 3, S_DS + 1
+
+
+class Registers:
+    """VGPRs laid out in order; tuples of two or more registers start at an even one (gfx950)."""
+
+    def __init__(self):
+        self.next = 0
+
+    def __call__(self, n: int = 1) -> int:
+        if n > 1:
+            self.next += self.next % 2
+        at, self.next = self.next, self.next + n
+        return at
+
+
 # ---- VGPRs: 256 per lane (no AGPRs), so that two waves per SIMD (8 per CU) fit a
 # CU: while one wave of a SIMD runs its MFMAs, the other's softmax fills the vector pipe.
-V_TID, V_BIAS, V_J, V_H = 0, 1, 2, 3
-V_ONES = 4         # 8: e4m3 1.0 in every byte
-V_P = 12           # 8: P codes of the current 64-key block
-V_Q = 20           # 16: Q as the B operand, d 0..63 then 64..127
-V_PF = 36          # 16: K (8) and V (8) of a later key tile, loaded while earlier ones compute
-V_VW2 = 52         # V write address of the staged keys 4 g + 2, 4 g + 3 (V_VW: 4 g, 4 g + 1)
-V_S = 68           # 32: scores of one 64-key block (2 score blocks); V transposed staging; V
-                   # operands of the block's P V; with V_KOP the 64 registers of the epilogue
-V_KOP = 100        # 32: K operands of the 2 score blocks of a 64-key block; rescale buffer
-V_T = 132          # v132..v143 temporaries
-V_VRJ = (144, 145, 146, 147)  # V transposing-read address of dv block J
-V_QSIGN = 148      # 0x80808080 when the score factor is negative (Q's signs flip), else 0
-V_KOFF, V_KMAX, V_KSTEP = 149, 150, 151  # staging K row: lane offset, its clamp, per-tile step
-V_VOFF = 152       # 4: staging V rows' lane offsets
-V_VMAX, V_VSTEP = 156, 157
-V_M, V_F, V_F8, V_QROW, V_DM0, V_DM1 = 158, 159, 160, 161, 162, 163
-V_BM = 164         # block maximum (raw accumulator units)
-V_C = 166          # lean-P addend of the block (even: a packed-math operand pair)
-V_SC = 167         # E8M0 scale of the block
-V_ALPHA, V_KR, V_KW, V_VW = 168, 170, 171, 172  # v169: the pair of alpha (v_pk_mul)
-V_NEGINF, V_127 = 173, 174
+# At d_qk 192, Q (24), the K prefetch (12) and the K operands (48) grow by 28 registers over
+# d_qk 128; what makes room is that every value the vector phase alone uses (temporaries, the
+# block maximum, the lean-P addend, alpha, the mask's row distance) lives in the K operands'
+# registers, which hold operands only from their LDS reads to the score MFMAs of the same
+# matrix phase, and that values the same in every lane are SGPRs or literals.
+_r = Registers()
+V_TID, V_NEGINF, V_J, V_H = _r(), _r(), _r(), _r()
+V_ONES = _r(8)     # e4m3 1.0 in every byte
+V_P = _r(8)        # P codes of the current 64-key block
+V_Q = _r(8 * NQ)   # Q as the B operand, d 0..63, 64..127 (, 128..191)
+K_LOADS = NQ       # staging loads of K per thread and tile: 2 of d 0..127 (+ 1 of d 128..191)
+V_PF = _r(4 * K_LOADS + 8)  # K (4 per load) and V (8) of a later key tile, loaded while earlier ones compute
+V_VW2 = _r()       # V write address of the staged keys 4 g + 2, 4 g + 3 (V_VW: 4 g, 4 g + 1)
+V_KW2 = _r() if NQ == 3 else None  # K write address of the d 128..191 staging (tail_roles())
+V_S = _r(32)       # scores of one 64-key block (2 score blocks); V operands of the block's P V;
+                   # the epilogue's values (V_OUT_ADDR ..)
+V_KOP = _r(16 * NQ)  # K operands of the 2 score blocks of a 64-key block (d chunk c of block i at 8 (NQ i + c))
+V_T = V_KOP        # temporaries of the vector phase (the staging, the softmax, the mask), 24 at most:
+V_BM = V_T + 12    # block maximum (raw accumulator units)
+V_DM0 = V_T + 13   # the diagonal block's key distance (mask_block)
+V_C = V_T + 14     # lean-P addend of the block (a packed-math operand pair)
+V_ALPHA = V_T + 16  # alpha (the pair: v_pk_mul)
+assert V_T % 2 == 0 and V_ALPHA + 2 <= V_KOP + 16 * NQ
+V_VRJ = tuple(_r() for _ in range(4))  # V transposing-read address of dv block J
+V_KOFF, V_KMAX = _r(), _r()  # staging K row: lane offset, its clamp
+V_KTOFF, V_KTMAX = (_r(), _r()) if NQ == 3 else (None, None)  # the same for the d 128..191 staging
+V_VOFF = _r(4)     # staging V rows' lane offsets
+V_VMAX = _r()
+V_M, V_F, V_QROW = _r(), _r(), _r()
+V_F8 = _r(2)       # 8 |factor| (a packed-math operand pair: its second register is not read)
+V_SC = V_F8 + 1    # E8M0 scale of the block
+_r.next = V_SC + 1
+V_KR, V_KW, V_VW, V_127 = _r(), _r(), _r(), _r()
 NEXT_VGPR = 176
+assert _r.next <= NEXT_VGPR, _r.next
 # The accumulators are VGPRs too (MFMAs accumulate in either file): a lazy rescale multiplies
 # them in place (40 packed multiplies, not 80 reads, 40 multiplies and 80 writes through AGPRs)
 # and the epilogue reads them directly.
@@ -217,7 +272,6 @@ def prologue():
         f"v_lshrrev_b32 v{V_T}, 6, v{V_TID}",
         "s_nop 0",
         f"v_readfirstlane_b32 s{S_WAVE}, v{V_T}",
-        f"v_mov_b32 v{V_BIAS}, {f32(LEAN_BIAS)}",
         f"v_mov_b32 v{V_NEGINF}, 0xff800000",
         f"v_mov_b32 v{V_127}, 0x7f",
     ]
@@ -229,6 +283,11 @@ def prologue():
     b += [
         f"v_mul_u32_u24 v{V_KW}, {KROW}, v{R_T2}",
         f"v_add_u32 v{V_KW}, v{V_KW}, v{R_KPART}",
+    ]
+    if NQ == 3:
+        b += tail_roles(V_T, V_T + 1)
+        b += [f"v_mul_u32_u24 v{V_KW2}, {KROW}, v{V_T}", f"v_add_u32 v{V_KW2}, v{V_KW2}, v{V_T + 1}"]
+    b += [
         "// V rows (keys) in 16-byte chunks, chunk c of row r at position c ^ swz(r), swz(r) =",
         "// (r & 2) | ((r >> 1) & 4) (v_swizzle() says why): the lane's 8 bytes of key 4 g + i sit",
         "// at 128 (4 g + i) + (R_DG8 ^ (16 swz)), swz = 4 ((g >> 1) & 1) + (i & 2)",
@@ -282,9 +341,12 @@ def tile_setup():
         f"v_mul_f32 v{V_F}, s{S_X + 1}, v{V_F}",
         "// maxima are taken over raw accumulators, which needs factor > 0: a negative factor",
         "// (negative softmax_scale or descale) moves into Q instead, by flipping the sign bit",
-        "// of every Q byte (exact), and the factor is used as |factor|",
-        f"v_ashrrev_i32 v{V_QSIGN}, 31, v{V_F}",
-        f"v_and_b32 v{V_QSIGN}, 0x80808080, v{V_QSIGN}",
+        "// of every Q byte (exact), and the factor is used as |factor|; the product's sign is",
+        "// the XOR of its factors' signs",
+        f"s_xor_b32 s{S_QSIGN}, s{S_SCALE}, s{S_X}",
+        f"s_xor_b32 s{S_QSIGN}, s{S_QSIGN}, s{S_X + 1}",
+        f"s_ashr_i32 s{S_QSIGN}, s{S_QSIGN}, 31",
+        f"s_and_b32 s{S_QSIGN}, s{S_QSIGN}, 0x80808080",
         f"v_and_b32 v{V_F}, 0x7fffffff, v{V_F}",
         f"v_mul_f32 v{V_F8}, 0x41000000, v{V_F}",
         "// K and V bases of (b, hk); Q base of (b, h) in s[90:91]",
@@ -306,7 +368,7 @@ def tile_setup():
         f"v_lshl_add_u32 v{V_T}, v{V_H}, 4, v{V_T}",
         "// Q as the B operand: d = 64c + 16h .. +15 and 64c + 32 + 16h .. +15",
     ]
-    for i in range(4):
+    for i in range(2 * NQ):
         b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_X}:{S_X + 1}] offset:{32 * i}")
     b += [
         "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + w/2 + 1 (the",
@@ -316,7 +378,7 @@ def tile_setup():
         f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
         f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
         f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
-        "// key tile 0's loads go out before Q is waited for (the 6 of tile 0 after Q's 4)",
+        "// key tile 0's loads go out before Q is waited for (K's, then V's 4, after Q's)",
     ]
     b += init_row_offsets() + issue_k_loads() + issue_v_loads()
     return b
@@ -332,12 +394,12 @@ def tile_start(stores: int, sfx: str):
     order: the waits let them stay in flight)."""
     b = [f"v_mov_b32 v{A_O + i}, 0" for i in range(ACC_REGS)]
     b += [f"v_mov_b32 v{V_M}, 0xff800000", f"s_mov_b32 s{S_BADVW}, -1"]
-    b += [f"s_waitcnt vmcnt({6 + stores})"]
-    b += [f"v_xor_b32 v{V_Q + i}, v{V_QSIGN}, v{V_Q + i}" for i in range(16)]
+    b += [f"s_waitcnt vmcnt({K_LOADS + 4 + stores})"]
+    b += [f"v_xor_b32 v{V_Q + i}, s{S_QSIGN}, v{V_Q + i}" for i in range(8 * NQ)]
     b += ["// key tile 0 into the first buffers, tile 1's loads behind each half (a query tile has",
           "// at least two key tiles)"]
     b += store_k(0, 4 + stores) + issue_k_loads()
-    b += [f"s_waitcnt vmcnt({2 + stores})"] + store_v(0, first_tile=True) + issue_v_loads()
+    b += [f"s_waitcnt vmcnt({K_LOADS + stores})"] + store_v(0, first_tile=True) + issue_v_loads()
     b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
     b += qk_first()
     b += ["// waves 4-7 start half an iteration behind: their first barrier is met by waves 0-3",
@@ -357,9 +419,11 @@ def tile_start(stores: int, sfx: str):
 #   V: keys 4 g .. 4 g + 3 with g = t/16 (load i takes key 4 g + i: 4 rows per instruction),
 #      dv bytes 8 (t%16) .. +7.
 # R_KPART = 16 (l%8), R_KG4 = 4 g, R_DG8 = 8 (t%16).
+# At d_qk 192 each K row's last 64 bytes come by a third load (tail_roles()).
 R_T2, R_KPART, R_KG4, R_DG8 = V_T + 8, V_T + 9, V_T + 10, V_T + 11
 K_ROWS_PER_LOAD = 8
-V_PF_K, V_PF_V = V_PF, V_PF + 8  # 2 K loads of 4 dwords, 4 V loads (keys) of 2 dwords
+V_PF_K, V_PF_V = V_PF, V_PF + 4 * K_LOADS  # K loads of 4 dwords, 4 V loads (keys) of 2 dwords
+V_PF_KT = V_PF_K + 8  # the d 128..191 load (d_qk 192)
 
 
 def staging_roles():
@@ -375,6 +439,15 @@ def staging_roles():
             f"v_lshlrev_b32 v{R_KG4}, 2, v{R_KG4}"]
 
 
+def tail_roles(row: int, byte: int):
+    """d_qk 192: the K rows' bytes 128..191 of a key tile, 16 bytes per thread t = 64 w + l, the
+    wave's 16 rows by one instruction: row 16 w + l/4 into v_row, byte 128 + 16 (l%4) into v_byte."""
+    return [f"v_lshrrev_b32 v{row}, 2, v{V_TID}",
+            f"v_and_b32 v{byte}, 3, v{V_TID}",
+            f"v_lshlrev_b32 v{byte}, 4, v{byte}",
+            f"v_add_u32 v{byte}, 128, v{byte}"]
+
+
 def init_row_offsets():
     """Per query tile: the lane offsets of its staging rows in key tile 0, their clamps (the
     offset of row seqlen - 1) and the step from one key tile to the next (128 rows). Offsets
@@ -386,13 +459,17 @@ def init_row_offsets():
           f"v_mov_b32 v{t}, s{S_SEQM1}",
           f"v_mul_lo_u32 v{V_KMAX}, v{t}, s{S_KS + 2}",
           f"v_add_u32 v{V_KMAX}, v{V_KMAX}, v{R_KPART}",
-          f"v_mov_b32 v{V_KSTEP}, s{S_KS + 2}",
-          f"v_lshlrev_b32 v{V_KSTEP}, 7, v{V_KSTEP}",
+          f"s_lshl_b32 s{S_KSTEP}, s{S_KS + 2}, 7",
           f"s_lshl_b32 s{S_K8}, s{S_KS + 2}, 3",
           f"v_mul_lo_u32 v{V_VMAX}, v{t}, s{S_VS + 2}",
           f"v_add_u32 v{V_VMAX}, v{V_VMAX}, v{R_DG8}",
-          f"v_mov_b32 v{V_VSTEP}, s{S_VS + 2}",
-          f"v_lshlrev_b32 v{V_VSTEP}, 7, v{V_VSTEP}"]
+          f"s_lshl_b32 s{S_VSTEP}, s{S_VS + 2}, 7"]
+    if NQ == 3:
+        b += tail_roles(t + 2, t + 3)
+        b += [f"v_mul_lo_u32 v{V_KTOFF}, v{t + 2}, s{S_KS + 2}",
+              f"v_add_u32 v{V_KTOFF}, v{V_KTOFF}, v{t + 3}",
+              f"v_mul_lo_u32 v{V_KTMAX}, v{t}, s{S_KS + 2}",
+              f"v_add_u32 v{V_KTMAX}, v{V_KTMAX}, v{t + 3}"]
     for i in range(4):
         b += [f"v_add_u32 v{t + 1}, {i}, v{R_KG4}",
               f"v_mul_lo_u32 v{V_VOFF + i}, v{t + 1}, s{S_VS + 2}",
@@ -408,7 +485,17 @@ def issue_k_loads():
             f"v_add_u32 v{V_T + 9}, s{S_K8}, v{V_KOFF}",
             f"v_min_u32 v{V_T + 8}, v{V_T + 9}, v{V_KMAX}",
             f"global_load_dwordx4 {vr(V_PF_K + 4, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}]",
-            f"v_add_u32 v{V_KOFF}, v{V_KSTEP}, v{V_KOFF}"]
+            f"v_add_u32 v{V_KOFF}, s{S_KSTEP}, v{V_KOFF}"] + issue_k_tail_load()
+
+
+def issue_k_tail_load():
+    """d_qk 192: the load of the K rows' bytes 128..191 (tail_roles()), then its offset moves on."""
+    if NQ == 2:
+        return []
+    return ["// K: rows min(key0 + 16 w + l/4, seqlen - 1), bytes 128 + 16 (l%4) .. +15",
+            f"v_min_u32 v{V_T + 8}, v{V_KTOFF}, v{V_KTMAX}",
+            f"global_load_dwordx4 {vr(V_PF_KT, 4)}, v{V_T + 8}, s[{S_KB}:{S_KB + 1}]",
+            f"v_add_u32 v{V_KTOFF}, s{S_KSTEP}, v{V_KTOFF}"]
 
 
 def issue_v_loads():
@@ -417,7 +504,7 @@ def issue_v_loads():
     for i in range(4):
         b += [f"v_min_u32 v{V_T + 4 + i}, v{V_VOFF + i}, v{V_VMAX}",
               f"global_load_dwordx2 {vr(V_PF_V + 2 * i, 2)}, v{V_T + 4 + i}, s[{S_VB}:{S_VB + 1}]"]
-    b += [f"v_add_u32 v{V_VOFF + i}, v{V_VSTEP}, v{V_VOFF + i}" for i in range(4)]
+    b += [f"v_add_u32 v{V_VOFF + i}, s{S_VSTEP}, v{V_VOFF + i}" for i in range(4)]
     return b
 
 
@@ -426,6 +513,8 @@ def store_k(buf: int, newer: int):
     b = [f"s_waitcnt vmcnt({newer})"]
     for i in range(2):
         b.append(f"ds_write_b128 v{V_KW}, {vr(V_PF_K + 4 * i, 4)} offset:{buf * KBUF + K_ROWS_PER_LOAD * KROW * i}")
+    if NQ == 3:
+        b.append(f"ds_write_b128 v{V_KW2}, {vr(V_PF_KT, 4)} offset:{buf * KBUF}")
     return b
 
 
@@ -539,12 +628,12 @@ def stage(r: int, steady: bool):
         wait_all, waited = L("wait_all"), L("waited")
         b += [f"// V of key tile (S_KT + 1) / 2 into Vt buffer {buf}"]
         if steady:
-            b += ["s_waitcnt vmcnt(2)"]
+            b += [f"s_waitcnt vmcnt({K_LOADS})"]
         else:
             b += unless_before_end(1, skip)
             b += ["// the next tile's K loads went out after these (in the previous body) unless none is left"]
             b += unless_before_end(3, wait_all)
-            b += ["s_waitcnt vmcnt(2)", f"s_branch {waited}", f"{wait_all}:", "s_waitcnt vmcnt(0)", f"{waited}:"]
+            b += [f"s_waitcnt vmcnt({K_LOADS})", f"s_branch {waited}", f"{wait_all}:", "s_waitcnt vmcnt(0)", f"{waited}:"]
         b += store_v(buf, check=not steady)
         b += [] if steady else unless_before_end(3, skip)
         b += issue_v_loads()
@@ -554,18 +643,19 @@ def stage(r: int, steady: bool):
 
 def k_reads(buf: int, half: int, i: int):
     """K operands of score block i (32 keys) of the 64-key block `half` of K buffer `buf` into
-    V_KOP + 16 i: 16 registers, d 0..63 then 64..127 (4 LDS reads)."""
-    return [f"ds_read_b128 {vr(V_KOP + 16 * i + 8 * c + 4 * part, 4)}, v{V_KR} "
+    V_KOP + 8 NQ i: 8 registers per 64-wide d chunk (2 LDS reads each)."""
+    return [f"ds_read_b128 {vr(V_KOP + 8 * NQ * i + 8 * c + 4 * part, 4)}, v{V_KR} "
             f"offset:{buf * KBUF + 32 * (2 * half + i) * KROW + 64 * c + 32 * part}"
-            for c in range(2) for part in range(2)]
+            for c in range(NQ) for part in range(2)]
 
 
 def qk_mfmas(i: int):
-    """Score block i of the current 64-key block (32 keys) = K Q^T into V_S + 16 i."""
+    """Score block i of the current 64-key block (32 keys) = K Q^T into V_S + 16 i, one MFMA
+    per 64-wide d chunk."""
     out = []
-    for c in range(2):
+    for c in range(NQ):
         src_c = "0" if c == 0 else vr(V_S + 16 * i, 16)
-        out.append(f"{MFMA} {vr(V_S + 16 * i, 16)}, {vr(V_KOP + 16 * i + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
+        out.append(f"{MFMA} {vr(V_S + 16 * i, 16)}, {vr(V_KOP + 8 * NQ * i + 8 * c, 8)}, {vr(V_Q + 8 * c, 8)}, "
                    f"{src_c}, v{V_127}, v{V_127} op_sel_hi:[0,0,0]")
     return out
 
@@ -573,7 +663,7 @@ def qk_mfmas(i: int):
 def qk_first():
     """S^T of block 0 = K Q^T, before the loop (both wave groups). An MFMA reads SrcA/B at
     issue, so operand registers can be refilled right after the MFMAs that use them went out."""
-    b = k_reads(0, 0, 0) + k_reads(0, 0, 1) + ["s_setprio 1", "s_waitcnt lgkmcnt(4)"] + qk_mfmas(0)
+    b = k_reads(0, 0, 0) + k_reads(0, 0, 1) + ["s_setprio 1", f"s_waitcnt lgkmcnt({2 * NQ})"] + qk_mfmas(0)
     b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + ["s_setprio 0"]
     return b + MFMA_READ_NOPS
 
@@ -666,7 +756,7 @@ def softmax():
           f"v_add_f32 v{t}, {f32(float(BLOCK_LIFT))}, v{t}",
           f"v_sub_f32 v{t + 1}, v{t}, v{V_M}",
           f"v_mul_f32 v{t + 1}, 0x41000000, v{t + 1}",
-          f"v_add_f32 v{V_C}, v{V_BIAS}, v{t + 1}",
+          f"v_add_f32 v{V_C}, {f32(LEAN_BIAS)}, v{t + 1}",
           f"v_cvt_u32_f32 v{t}, v{t}",
           f"v_sub_u32 v{V_SC}, 0x7f, v{t}"]
     b += ["// lean P: code = trunc(8 * scale * acc + C), two multiply-adds per packed instruction",
@@ -707,7 +797,7 @@ def lean_p_large_scores(label: str, back: str):
          f"v_sub_u32 v{c}, 0x7f, v{V_SC}",  # k
          f"v_cvt_f32_u32 v{c}, v{c}",
          f"v_mul_f32 v{c}, 0x41000000, v{c}",
-         f"v_add_f32 v{c}, v{V_BIAS}, v{c}"]
+         f"v_add_f32 v{c}, {f32(LEAN_BIAS)}, v{c}"]
     for r in range(0, 32, 2):
         s = vr(V_S + r, 2)
         b += [f"v_pk_mul_f32 {s}, {s}, {vr(t, 2)} op_sel_hi:[1,0]",
@@ -776,33 +866,41 @@ def first_v_reads(r: int):
     return v_reads((r // 2) % 2, r % 2, 0) + v_reads((r // 2) % 2, r % 2, 1) + v_reads((r // 2) % 2, r % 2, 2)
 
 
+READS_AHEAD = 12  # LDS reads in flight at most in a matrix phase (lgkmcnt counts 15)
+
+
 def matrix_phase(r: int, scores: bool, preissued: bool = False):
     """O^T += V^T P^T and L += ones P^T for block b = S_KT (b % 4 = r), P scaled back by 2^-k
     (one more MFMA with a ones A operand adds the same rounded P into the row sum); then, when
     `scores`, S^T of block b + 1 = K Q^T. V block b is in Vt buffer (r / 2) % 2, K block b + 1
-    in K buffer ((r + 1) / 2) % 2. LDS reads run ahead of their MFMAs, at most 12 outstanding
-    (lgkmcnt counts 15; LDS results return in order): V of dv blocks 0-2, then each MFMA's
-    wait releases the next 4 reads (V of dv block 3, then K of the two score blocks)."""
+    in K buffer ((r + 1) / 2) % 2. LDS reads run ahead of their MFMAs, at most READS_AHEAD
+    outstanding (LDS results return in order): V of dv blocks 0-2 first, then each MFMA's wait
+    releases as many of the later reads (V of dv block 3, then K of the two score blocks) as
+    were waited for; an MFMA group (one P V MFMA, or the NQ MFMAs of a score block) waits until
+    its last read is done."""
     vbuf, vhalf = (r // 2) % 2, r % 2
     kbuf, khalf = ((r + 1) // 2) % 2, (r + 1) % 2
-    later = [v_reads(vbuf, vhalf, 3)]
+    later = v_reads(vbuf, vhalf, 3)
+    groups = [([pv_mfma(J)], 4 * (J + 1)) for J in range(4)]  # (MFMAs, reads done before them)
     if scores:
-        later += [k_reads(kbuf, khalf, 0), k_reads(kbuf, khalf, 1)]
+        later += k_reads(kbuf, khalf, 0) + k_reads(kbuf, khalf, 1)
+        groups += [(qk_mfmas(i), 16 + 2 * NQ * (i + 1)) for i in range(2)]
     b = [] if preissued else first_v_reads(r)
     # the row-sum MFMA needs no LDS operand: it covers the first reads' latency
     b.append(l_mfma())
-    outstanding = 12
-    for J in range(4):
-        # dv block J's reads are done when at most the reads issued after them are outstanding
-        b.append(f"s_waitcnt lgkmcnt({outstanding - 4})")
-        outstanding -= 4
-        b.append(pv_mfma(J))
-        if later:
-            b += later.pop(0)
-            outstanding += 4
+    issued, done = 12, 0
+    for mfmas, needed in groups:
+        if needed > done:
+            # reads complete in order: the group's are done when only those after them are outstanding
+            b.append(f"s_waitcnt lgkmcnt({issued - needed})")
+            done = needed
+        b += mfmas
+        n = min(len(later), READS_AHEAD - (issued - done))
+        b += later[:n]
+        later, issued = later[n:], issued + n
+    assert not later
     if scores:
-        b += [f"s_waitcnt lgkmcnt({outstanding - 4})"] + qk_mfmas(0)
-        b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + MFMA_READ_NOPS
+        b += MFMA_READ_NOPS
     return b
 
 
@@ -904,8 +1002,10 @@ def bad_v_key():
             f"v_readfirstlane_b32 s{S_BADV}, v{t}"]
 
 
-V_OUT_ADDR, V_LSE_ADDR = 54, 56  # the epilogue's 64-bit lane addresses (pairs)
-V_FACTOR, V_LSUM, V_OROW, V_LSE = 58, 59, 60, 61  # output factor, row sum, row, LSE
+# The epilogue's values, in the scores' registers (free from the last P V MFMA's issue to the
+# next tile's first scores; the next tile's setup between them does not touch them)
+V_OUT_ADDR, V_LSE_ADDR = V_S, V_S + 2  # 64-bit lane addresses (pairs)
+V_FACTOR, V_LSUM, V_OROW, V_LSE = V_S + 4, V_S + 5, V_S + 6, V_S + 7  # output factor, row sum, row, LSE
 
 
 def epilogue_values():
@@ -1066,11 +1166,11 @@ def main():
         return
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         sys.exit(__doc__)  # usage: the one argument is the output .s path
-    k = Kernel(name="attn_fwd_fp8_d128", body=body(), kernarg_size=ARGS_SIZE,
+    k = Kernel(name=NAME, body=body(), kernarg_size=ARGS_SIZE,
                workgroup_size=THREADS, next_free_vgpr=A_O + ACC_REGS, next_free_sgpr=NEXT_SGPR,
                lds_bytes=LDS_BYTES)
-    text = emit([k], ["Generated by src/asm/gen_attn_fwd_fp8_d128.py; do not edit.",
-                      "Causal FP8 e4m3 attention, d = 128, for gfx950 (see the generator)."])
+    text = emit([k], [f"Generated by src/asm/gen_attn_fwd_fp8.py --d-qk {D_QK}; do not edit.",
+                      f"Causal FP8 e4m3 attention, d_qk = {D_QK}, d_v = {D_V}, for gfx950 (see the generator)."])
     with open(sys.argv[1], "w") as f:
         f.write(text)
 
