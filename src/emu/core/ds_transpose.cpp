@@ -20,6 +20,8 @@
 // spells these two out, see docs/emulator.md.
 #include "emu/core/ds_transpose.h"
 
+#include <cstring>
+
 #include "emu/isa/isa_ops.h"
 
 namespace zyfa::emu {
@@ -41,34 +43,34 @@ void set_elem(uint32_t* lane_out, unsigned i, unsigned bits, uint32_t v) {
   lane_out[word + 1] = uint32_t(window >> 32);
 }
 
-// The same exchange for whole-byte elements (tr_b8, tr_b16), with the shape as constants:
-// fixed shifts instead of the 64-bit windows of get_elem/set_elem, and no divisions.
-template <unsigned kBits, unsigned kN>
-void transpose_elements(const uint32_t* raw, uint32_t* out, unsigned groups) {
-  constexpr unsigned kPerWord = 32 / kBits, kLanesPerRow = 16 / kN;
-  constexpr uint32_t kMask = (1u << kBits) - 1;
-  static_assert(kN * kBits == 64, "64 bits per lane");
+// Lane l of a group receives column l: element k comes from element l % N of the lane that
+// holds row k, (16 / N) * k + l / N. Elements are whole bytes here, so a lane's result is the
+// byte-wise gather of N elements of kBytes each.
+template <unsigned kBytes>
+void transpose_from_lds(const uint8_t* lds, const uint64_t* addr, uint64_t exec, uint32_t* row0, uint32_t* row1) {
+  constexpr unsigned kN = 8 / kBytes, kLanesPerRow = 16 / kN;
   for (unsigned g = 0; g < 4; ++g) {
-    if (!((groups >> g) & 1)) continue;
+    if (!((exec >> (16 * g)) & 1)) continue;  // whole groups only (checked at issue)
     for (unsigned l = 0; l < 16; ++l) {
-      uint32_t* dst = out + (16 * g + l) * 4;
-      const unsigned i = l % kN;
-      const uint32_t* first = raw + (16 * g + l / kN) * 4 + i / kPerWord;
-      const unsigned shift = kBits * (i % kPerWord);
-      uint32_t word[2] = {0, 0};
+      uint8_t bytes[8];
 #pragma GCC unroll 8
-      for (unsigned k = 0; k < kN; ++k) {
-        const uint32_t v = (first[kLanesPerRow * k * 4] >> shift) & kMask;
-        word[k / kPerWord] |= v << (kBits * (k % kPerWord));
-      }
-      dst[0] = word[0];
-      dst[1] = word[1];
-      dst[2] = dst[3] = 0;
+      for (unsigned k = 0; k < kN; ++k)
+        std::memcpy(bytes + k * kBytes, lds + addr[(16 * g + kLanesPerRow * k + l / kN) * 4] + (l % kN) * kBytes, kBytes);
+      std::memcpy(&row0[16 * g + l], bytes, 4);
+      std::memcpy(&row1[16 * g + l], bytes + 4, 4);
     }
   }
 }
 
 }  // namespace
+
+bool ds_transpose_from_lds(const DsTransposeShape& s, const uint8_t* lds, const uint64_t* addr, uint64_t exec,
+                           uint32_t* row0, uint32_t* row1) {
+  if (s.dwords != 2) return false;
+  if (s.elem_bits == 8) return transpose_from_lds<1>(lds, addr, exec, row0, row1), true;
+  if (s.elem_bits == 16) return transpose_from_lds<2>(lds, addr, exec, row0, row1), true;
+  return false;
+}
 
 bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {
   switch (o) {
@@ -84,8 +86,6 @@ bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {
 
 void ds_transpose(const DsTransposeShape& s, const uint32_t* raw, uint32_t* out, unsigned groups) {
   const unsigned n = s.elems, lanes_per_row = 16 / n;
-  if (s.elem_bits == 16) return transpose_elements<16, 4>(raw, out, groups);
-  if (s.elem_bits == 8) return transpose_elements<8, 8>(raw, out, groups);
   for (unsigned g = 0; g < 4; ++g) {
     if (!((groups >> g) & 1)) continue;
     for (unsigned l = 0; l < 16; ++l) {

@@ -192,7 +192,7 @@ void execute_ds(Executor& x) {
     for (int l = 0; l < kLanes; ++l) {
       if (!((exec >> l) & 1)) continue;
       const uint64_t base = uint64_t(addr[l]) + offset16;
-      if (base % t.align)
+      if (base & (t.align - 1u))  // align is a power of two
         x.fault(fmt::format("lane {} {} at LDS offset 0x{:x}, not aligned to {} bytes", l, in.name, base, t.align));
     }
   }
@@ -278,6 +278,11 @@ void complete_lds_op(Executor& x, PendingOp& op) {
   }
   DsTransposeShape t;
   if (op.kind == PendingOp::kLdsLoad && ds_transpose_shape(op.op, &t)) {
+    // Every access inside the LDS (the footprint set at issue bounds them all): the exchange
+    // straight from LDS into the registers.
+    if (op.lds_box_known && op.box_hi[1] <= w.wg->lds.size() &&
+        ds_transpose_from_lds(t, w.wg->lds.data(), op.addr.data(), exec, dst_row(0), dst_row(1)))
+      return;
     // Every lane's bytes first, then the exchange within each 16-lane group (all lanes of a
     // group are active or none, checked at issue).
     std::array<uint32_t, kLanes * 4> raw{}, out{};

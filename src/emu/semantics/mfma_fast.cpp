@@ -535,19 +535,29 @@ void combine_rows(uint32_t* acc, const double* dots, const double* as, const dou
 
 // C into the running values row by row, and the results back. Register-major, a row of D is
 // n consecutive lanes of one register (mfma_layout::output_pos): copied whole.
+// Rows of a compile-time width: inline copies rather than a library call per row.
+template <int N>
+void copy_rows(int m, const uint32_t* from, const uint16_t* from_slots, uint32_t* to, const uint16_t* to_slots) {
+  for (int i = 0; i < m; ++i)
+    std::memcpy(to + (to_slots ? to_slots[i * N] : i * N), from + (from_slots ? from_slots[i * N] : i * N),
+                sizeof(uint32_t) * N);
+}
+
+void copy_rows(int m, int n, const uint32_t* from, const uint16_t* from_slots, uint32_t* to, const uint16_t* to_slots) {
+  if (n == 32) return copy_rows<32>(m, from, from_slots, to, to_slots);
+  if (n == 16) return copy_rows<16>(m, from, from_slots, to, to_slots);
+  for (int i = 0; i < m; ++i)
+    std::memcpy(to + (to_slots ? to_slots[i * n] : i * n), from + (from_slots ? from_slots[i * n] : i * n),
+                sizeof(uint32_t) * n);
+}
+
 void gather_c(const FastShape& sh, const MfmaArgs& args, const uint16_t* slots, uint32_t* acc) {
-  if (args.register_major) {
-    for (int i = 0; i < sh.m; ++i) std::memcpy(acc + i * sh.n, args.c + slots[i * sh.n], sizeof(uint32_t) * sh.n);
-    return;
-  }
+  if (args.register_major) return copy_rows(sh.m, sh.n, args.c, slots, acc, nullptr);
   for (int t = 0; t < sh.m * sh.n; ++t) acc[t] = args.c[slots[t]];
 }
 
 void scatter_d(const FastShape& sh, const MfmaArgs& args, const uint16_t* slots, const uint32_t* acc) {
-  if (args.register_major) {
-    for (int i = 0; i < sh.m; ++i) std::memcpy(args.d + slots[i * sh.n], acc + i * sh.n, sizeof(uint32_t) * sh.n);
-    return;
-  }
+  if (args.register_major) return copy_rows(sh.m, sh.n, acc, nullptr, args.d, slots);
   for (int t = 0; t < sh.m * sh.n; ++t) args.d[slots[t]] = acc[t];
 }
 
