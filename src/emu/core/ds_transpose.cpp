@@ -22,6 +22,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "emu/isa/isa_ops.h"
 
 namespace zyfa::emu {
@@ -44,32 +48,70 @@ void set_elem(uint32_t* lane_out, unsigned i, unsigned bits, uint32_t v) {
 }
 
 // Lane l of a group receives column l: element k comes from element l % N of the lane that
-// holds row k, (16 / N) * k + l / N. Elements are whole bytes here, so a lane's result is the
-// byte-wise gather of N elements of kBytes each.
-template <unsigned kBytes>
-void transpose_from_lds(const uint8_t* lds, const uint64_t* addr, uint64_t exec, uint32_t* row0, uint32_t* row1) {
-  constexpr unsigned kN = 8 / kBytes, kLanesPerRow = 16 / kN;
-  for (unsigned g = 0; g < 4; ++g) {
-    if (!((exec >> (16 * g)) & 1)) continue;  // whole groups only (checked at issue)
-    for (unsigned l = 0; l < 16; ++l) {
-      uint8_t bytes[8];
-#pragma GCC unroll 8
-      for (unsigned k = 0; k < kN; ++k)
-        std::memcpy(bytes + k * kBytes, lds + addr[(16 * g + kLanesPerRow * k + l / kN) * 4] + (l % kN) * kBytes, kBytes);
-      std::memcpy(&row0[16 * g + l], bytes, 4);
-      std::memcpy(&row1[16 * g + l], bytes + 4, 4);
-    }
+// holds row k, (16 / N) * k + l / N. With whole-byte elements that is, per group, 16 / N
+// separate N x N transposes (lane l / N of each row's lanes feeds lanes N * (l / N) ..): for
+// tr_b8 two 8 x 8 byte transposes (even and odd lanes), for tr_b16 four 4 x 4 ones of 16-bit
+// elements. cols[l] gets lane l's 64 bits.
+void group_columns_b8(const uint8_t* lds, const uint64_t* addr, uint64_t* cols) {
+#if defined(__SSE2__)
+  for (int h = 0; h < 2; ++h) {
+    __m128i r[8];
+    for (int k = 0; k < 8; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lds + addr[(2 * k + h) * 4]));
+    // Bytes of rows (0,1), (2,3), ... interleaved, then pairs of them, then quads: column c
+    // ends up as the 8 bytes at c * 8.
+    const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpacklo_epi8(r[2], r[3]);
+    const __m128i t2 = _mm_unpacklo_epi8(r[4], r[5]), t3 = _mm_unpacklo_epi8(r[6], r[7]);
+    const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);
+    const __m128i u2 = _mm_unpacklo_epi16(t2, t3), u3 = _mm_unpackhi_epi16(t2, t3);
+    __m128i* out = reinterpret_cast<__m128i*>(cols + 8 * h);
+    _mm_storeu_si128(out + 0, _mm_unpacklo_epi32(u0, u2));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi32(u0, u2));
+    _mm_storeu_si128(out + 2, _mm_unpacklo_epi32(u1, u3));
+    _mm_storeu_si128(out + 3, _mm_unpackhi_epi32(u1, u3));
   }
+#else
+  for (unsigned l = 0; l < 16; ++l) {
+    uint8_t bytes[8];
+    for (unsigned k = 0; k < 8; ++k) bytes[k] = lds[addr[(2 * k + l / 8) * 4] + l % 8];
+    std::memcpy(&cols[l], bytes, 8);
+  }
+#endif
+}
+
+void group_columns_b16(const uint8_t* lds, const uint64_t* addr, uint64_t* cols) {
+#if defined(__SSE2__)
+  for (int h = 0; h < 4; ++h) {
+    __m128i r[4];
+    for (int k = 0; k < 4; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lds + addr[(4 * k + h) * 4]));
+    const __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpacklo_epi16(r[2], r[3]);
+    __m128i* out = reinterpret_cast<__m128i*>(cols + 4 * h);
+    _mm_storeu_si128(out + 0, _mm_unpacklo_epi32(t0, t1));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi32(t0, t1));
+  }
+#else
+  for (unsigned l = 0; l < 16; ++l) {
+    uint16_t elems[4];
+    for (unsigned k = 0; k < 4; ++k) std::memcpy(&elems[k], lds + addr[(4 * k + l / 4) * 4] + 2 * (l % 4), 2);
+    std::memcpy(&cols[l], elems, 8);
+  }
+#endif
 }
 
 }  // namespace
 
 bool ds_transpose_from_lds(const DsTransposeShape& s, const uint8_t* lds, const uint64_t* addr, uint64_t exec,
                            uint32_t* row0, uint32_t* row1) {
-  if (s.dwords != 2) return false;
-  if (s.elem_bits == 8) return transpose_from_lds<1>(lds, addr, exec, row0, row1), true;
-  if (s.elem_bits == 16) return transpose_from_lds<2>(lds, addr, exec, row0, row1), true;
-  return false;
+  if (s.dwords != 2 || (s.elem_bits != 8 && s.elem_bits != 16)) return false;
+  for (unsigned g = 0; g < 4; ++g) {
+    if (!((exec >> (16 * g)) & 1)) continue;  // whole groups only (checked at issue)
+    uint64_t cols[16];
+    (s.elem_bits == 8 ? group_columns_b8 : group_columns_b16)(lds, addr + 16 * g * 4, cols);
+    for (unsigned l = 0; l < 16; ++l) {
+      row0[16 * g + l] = uint32_t(cols[l]);
+      row1[16 * g + l] = uint32_t(cols[l] >> 32);
+    }
+  }
+  return true;
 }
 
 bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {
