@@ -478,6 +478,11 @@ __attribute__((target("avx2"))) void combine_row_avx2(uint32_t* row, const doubl
   for (; j < n; ++j) row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
 }
 
+// Bits of 2^-126 (the least normal f32) and of 2^128 - 2^-126 as doubles: |sum| is in the
+// normal f32 range when its bits minus the first are below the second (unsigned).
+constexpr long long kF32MinNormalBits = 0x3810000000000000ll;
+constexpr long long kF32NormalSpanBits = 0x47F0000000000000ll - kF32MinNormalBits;
+
 // The same eight outputs at a time, the round-to-odd step through lane masks.
 __attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const double* dots, double as,
                                                           const double* bs, int n) {
@@ -491,6 +496,23 @@ __attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const 
         _mm512_maskz_cvtps_pd(0xFF, _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j))));
     const __m512d sv = _mm512_mul_pd(_mm512_mul_pd(_mm512_loadu_pd(dots + j), vas), _mm512_loadu_pd(bs + j));
     const __m512d sum = _mm512_add_pd(x, sv);
+    // The double sum rounded to f32 is the exact sum rounded once unless the double sum is an
+    // f32 rounding midpoint (low 29 bits 1 followed by zeros) that the exact sum need not be,
+    // or lies outside the normal f32 range (subnormal results round at a fixed ulp, overflow):
+    // only then is the round-to-odd step below needed (rare; the tests build such sums).
+    const __m512i sum_bits = _mm512_castpd_si512(sum);
+    const __m512i magnitude = _mm512_and_si512(sum_bits, _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
+    const __mmask8 midpoint = _mm512_cmpeq_epi64_mask(_mm512_and_si512(sum_bits, _mm512_set1_epi64(0x1FFFFFFF)),
+                                                      _mm512_set1_epi64(0x10000000));
+    // |sum| in [2^-126, 2^128) as one unsigned compare; zero is exact.
+    const __mmask8 outside =
+        _mm512_cmpge_epu64_mask(_mm512_sub_epi64(magnitude, _mm512_set1_epi64(kF32MinNormalBits)),
+                                _mm512_set1_epi64(kF32NormalSpanBits)) &
+        _mm512_test_epi64_mask(magnitude, magnitude);
+    if ((midpoint | outside) == 0) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j), _mm256_castps_si256(_mm512_maskz_cvtpd_ps(0xFF, sum)));
+      continue;
+    }
     const __m512d bv = _mm512_sub_pd(sum, x);
     const __m512d err = _mm512_add_pd(_mm512_sub_pd(x, _mm512_sub_pd(sum, bv)), _mm512_sub_pd(sv, bv));
     const __m512i bits = _mm512_castpd_si512(sum);
