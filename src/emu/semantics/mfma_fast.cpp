@@ -498,8 +498,9 @@ __attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const 
     const __m512d sum = _mm512_add_pd(x, sv);
     // The double sum rounded to f32 is the exact sum rounded once unless the double sum is an
     // f32 rounding midpoint (low 29 bits 1 followed by zeros) that the exact sum need not be,
-    // or lies outside the normal f32 range (subnormal results round at a fixed ulp, overflow):
-    // only then is the round-to-odd step below needed (rare; the tests build such sums).
+    // or lies outside the normal f32 range (a subnormal result rounds at 2^-149, whose
+    // midpoints are not the low 29 bits; overflow): only then is the round-to-odd step below
+    // needed (rare; test_mfma_fast_path.cpp builds both kinds of sums).
     const __m512i sum_bits = _mm512_castpd_si512(sum);
     const __m512i magnitude = _mm512_and_si512(sum_bits, _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
     const __mmask8 midpoint = _mm512_cmpeq_epi64_mask(_mm512_and_si512(sum_bits, _mm512_set1_epi64(0x1FFFFFFF)),

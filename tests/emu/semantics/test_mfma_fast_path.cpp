@@ -267,14 +267,11 @@ TEST_P(MfmaFastPath, CancellationAgreesWithGeneralPath) {
   });
 }
 
-// Sums whose double value lands exactly on an f32 rounding midpoint while the exact value does
-// not: C = +-2^40 (f32 ulp 2^17) plus the products 256*256 = 2^16 (half an ulp) and
-// 2^-9*2^-9 = 2^-18 (far below the double's last bit at 2^40) with random signs. Rounding the
-// double sum to f32 would tie to even; the exact value decides the other way half the time.
-TEST_P(MfmaFastPath, DoubleRoundingMidpointsAgreeWithGeneralPath) {
-  const FastParam& p = GetParam();
-  if (!p.e4m3_both() && !p.bf16()) GTEST_SKIP() << "built from e4m3 or bf16 codes of 256 and 2^-9";
-  const uint64_t seed = zyfa::test::seed_for("MfmaFastPath/Midpoint/" + p.name());
+// Rows of A and columns of B holding +-big at one K position of the first block and +-tiny at
+// another (random positions and signs), C = +-c_magnitude (or one f32 ulp more), and every
+// E8M0 scale byte `scale_byte` for the scaled forms: D of both paths must agree.
+void check_midpoints(const FastParam& p, const char* tag, float c_magnitude, uint32_t scale_byte) {
+  const uint64_t seed = zyfa::test::seed_for(std::string("MfmaFastPath/") + tag + "/" + p.name());
   std::mt19937_64 rng(seed);
   const FastCase& fc = p.fc;
   Operands o;
@@ -303,18 +300,41 @@ TEST_P(MfmaFastPath, DoubleRoundingMidpointsAgreeWithGeneralPath) {
       o.b_code[k0 * fc.n + j] = big | (rng() % 2 ? sign : 0u);
       o.b_code[k1 * fc.n + j] = tiny | (rng() % 2 ? sign : 0u);
     }
-    for (auto& c : o.c) c = (rng() % 2 ? -1.0f : 1.0f) * 0x1p40f * (rng() % 2 ? 1.0f : 1.0f + 0x1p-23f);
+    for (auto& c : o.c) {
+      const float m = rng() % 2 ? c_magnitude : std::nextafter(c_magnitude, 1.0f);
+      c = rng() % 2 ? -m : m;
+    }
     o.scatter();
     Regs r;
     r.a = o.a;
     r.b = o.b;
     r.c = o.creg;
     if (fc.scaled) {
-      r.scale_a.assign(64, 0x7F7F7F7Fu);
-      r.scale_b.assign(64, 0x7F7F7F7Fu);
+      r.scale_a.assign(64, scale_byte * 0x01010101u);
+      r.scale_b.assign(64, scale_byte * 0x01010101u);
     }
     expect_paths_agree(p, r, "seed " + std::to_string(seed) + " rep " + std::to_string(rep), &failures);
   }
+}
+
+// Sums whose double value lands exactly on an f32 rounding midpoint while the exact value does
+// not: C = +-2^40 (f32 ulp 2^17) plus the products 256*256 = 2^16 (half an ulp) and
+// 2^-9*2^-9 = 2^-18 (far below the double's last bit at 2^40) with random signs. Rounding the
+// double sum to f32 would tie to even; the exact value decides the other way half the time.
+TEST_P(MfmaFastPath, DoubleRoundingMidpointsAgreeWithGeneralPath) {
+  const FastParam& p = GetParam();
+  if (!p.e4m3_both() && !p.bf16()) GTEST_SKIP() << "built from e4m3 or bf16 codes of 256 and 2^-9";
+  check_midpoints(p, "Midpoint", 0x1p40f, 0x7F);
+}
+
+// The same trap among f32 subnormals, where the midpoint is not one of the double's low bits:
+// scales of 2^-83 each put the products at 2^-150 (half the subnormal ulp 2^-149) and 2^-184,
+// and C = +-2^-130 makes the double sum's last bit 2^-182, so 2^-184 is rounded away and the
+// double sum sits on a subnormal midpoint.
+TEST_P(MfmaFastPath, SubnormalMidpointsAgreeWithGeneralPath) {
+  const FastParam& p = GetParam();
+  if (!p.e4m3_both() || !p.fc.scaled) GTEST_SKIP() << "needs e4m3 codes and E8M0 scales of 2^-83";
+  check_midpoints(p, "SubnormalMidpoint", 0x1p-130f, 127 - 83);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, MfmaFastPath, ::testing::ValuesIn(fast_params()),
