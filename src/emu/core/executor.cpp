@@ -309,7 +309,8 @@ void Executor::retire(PendingOp* op) {
   if (op->kind == PendingOp::kGlobalLoadToLds) --w_->lds_dma_in_flight;
   for (int i = 0; i < op->nmarked; ++i) clear_pending(op->marked[i]);
   op->nmarked = 0;
-  w_->free_ops.push_back(op);
+  if (op->pinned) op->released = true;  // listed as unfenced: freed at the next barrier
+  else w_->free_ops.push_back(op);
 }
 
 void Executor::land_oldest(Counter c) {

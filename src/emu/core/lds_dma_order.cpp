@@ -75,8 +75,8 @@ bool Executor::order_lds_race(uint32_t other, uint64_t byte, bool other_writes) 
 
 bool Executor::order_unfenced(const UnfencedAccess& u) {
   if (ctx_.rules != RuleSet::kHardware || !w_->timing || !checking_ || u.wave >= wg_.waves.size()) return false;
-  return order_pair(*wg_.waves[u.wave], u.op.seq, u.op.issue_clock, u.op.pc,
-                    u.op.kind == PendingOp::kGlobalLoadToLds, u.op.box_write[1]);
+  return order_pair(*wg_.waves[u.wave], u.op->seq, u.op->issue_clock, u.op->pc,
+                    u.op->kind == PendingOp::kGlobalLoadToLds, u.op->box_write[1]);
 }
 
 bool Executor::order_pair(Wave& other, uint64_t seq, uint64_t clock, uint32_t pc, bool other_dma, bool other_write) {

@@ -84,18 +84,27 @@ const char* space(bool lds) { return lds ? "LDS" : "global memory"; }
 
 void Executor::record_unfenced_writes() {
   wg_.lds_race.next_epoch();
+  for (const UnfencedAccess& u : wg_.unfenced) {
+    PendingOp* op = u.op;
+    op->pinned = false;
+    if (op->released) {  // retired since the last barrier: its wave may reuse it now
+      op->released = false;
+      wg_.waves[u.wave]->free_ops.push_back(op);
+    }
+  }
   wg_.unfenced.clear();
   wg_.lds_log.clear();
   for (auto& wp : wg_.waves) {
     const Wave& w = *wp;
     for (const auto* queue : {&w.vm_queue, &w.lds_queue}) {
-      for (const PendingOp* op : *queue) {
+      for (PendingOp* op : *queue) {
         // The footprint was set at issue (check_memory_order): an empty one touches nothing.
         if (op->box_lo[0] >= op->box_hi[0] && op->box_lo[1] >= op->box_hi[1]) continue;
         wg_.unfenced.emplace_back();
         UnfencedAccess& u = wg_.unfenced.back();
         u.wave = w.id_in_group;
-        u.op = *op;
+        u.op = op;
+        op->pinned = true;
       }
     }
   }
@@ -229,18 +238,18 @@ void Executor::check_memory_order(PendingOp& op) {
   for (const UnfencedAccess& u : wg_.unfenced) {
     if (u.wave == w.id_in_group) continue;
     for (int s = 0; s < 2; ++s)
-      candidate |= (op.box_write[s] || u.op.box_write[s]) &&
-                   overlaps(u.op.box_lo[s], u.op.box_hi[s], op.box_lo[s], op.box_hi[s]);
+      candidate |= (op.box_write[s] || u.op->box_write[s]) &&
+                   overlaps(u.op->box_lo[s], u.op->box_hi[s], op.box_lo[s], op.box_hi[s]);
   }
   if (!candidate) return;
   for (UnfencedAccess& u : wg_.unfenced) {
     if (u.wave == w.id_in_group || u.listed) continue;
-    for_each_range(u.op, [&](const Range& r) { u.ranges.push_back({r.lds, r.write, r.begin, r.end}); });
+    for_each_range(*u.op, [&](const Range& r) { u.ranges.push_back({r.lds, r.write, r.begin, r.end}); });
     u.listed = true;
   }
   for_each_range(op, [&](const Range& r) {
     for (const UnfencedAccess& u : wg_.unfenced) {
-      if (u.wave == w.id_in_group || r.begin >= u.op.box_hi[r.lds] || u.op.box_lo[r.lds] >= r.end) continue;
+      if (u.wave == w.id_in_group || r.begin >= u.op->box_hi[r.lds] || u.op->box_lo[r.lds] >= r.end) continue;
       for (const UnfencedAccess::Bytes& b : u.ranges) {
         if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end || (!b.write && !r.write)) continue;
         if (r.lds && order_unfenced(u)) break;  // hardware rules: ordered by timing (lds_dma_order.cpp)
@@ -248,11 +257,11 @@ void Executor::check_memory_order(PendingOp& op) {
           fault(fmt::format("{} bytes 0x{:x}..0x{:x} were written by wave {} at pc 0x{:x} without an s_waitcnt "
                             "before the s_barrier; this {} after the barrier may see them before they land "
                             "(missing s_waitcnt before s_barrier)",
-                            space(r.lds), b.begin, b.end - 1, u.wave, u.op.pc, r.write ? "write" : "read"));
+                            space(r.lds), b.begin, b.end - 1, u.wave, u.op->pc, r.write ? "write" : "read"));
         fault(fmt::format("{} bytes 0x{:x}..0x{:x} are read by wave {} at pc 0x{:x}, not waited for before the "
                           "s_barrier; this write after the barrier may overtake that read (missing s_waitcnt "
                           "before s_barrier)",
-                          space(r.lds), b.begin, b.end - 1, u.wave, u.op.pc));
+                          space(r.lds), b.begin, b.end - 1, u.wave, u.op->pc));
       }
     }
   });

@@ -89,6 +89,10 @@ struct PendingOp {
   bool land_at_issue = false;
   uint8_t nmarked = 0;
   std::array<uint16_t, 16> marked;         // destination registers flagged in flight
+  // Listed in the workgroup's unfenced accesses (memory_order.cpp): a retired pinned operation
+  // is `released` and goes back to its wave's free list only when the list is replaced.
+  bool pinned = false;
+  bool released = false;
 };
 
 struct MfmaWrite {
@@ -188,7 +192,9 @@ struct UnfencedAccess {
     uint64_t begin, end;
   };
   uint32_t wave = 0;
-  PendingOp op;
+  // The operation itself, pinned (PendingOp::pinned) so that its wave does not reuse it before
+  // the next barrier replaces this list: what it touches was fixed at its issue.
+  PendingOp* op = nullptr;
   bool listed = false;       // `ranges` filled
   std::vector<Bytes> ranges;
 };
