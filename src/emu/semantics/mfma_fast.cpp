@@ -478,14 +478,16 @@ __attribute__((target("avx2"))) void combine_row_avx2(uint32_t* row, const doubl
   for (; j < n; ++j) row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
 }
 
-// Bits of 2^-126 (the least normal f32) and of 2^128 - 2^-126 as doubles: |sum| is in the
-// normal f32 range when its bits minus the first are below the second (unsigned).
+// Bits of 2^-126 (the least normal f32) and of the largest finite f32 as doubles: |sum| lies
+// in between when its bits minus the first are at most the difference (unsigned).
 constexpr long long kF32MinNormalBits = 0x3810000000000000ll;
-constexpr long long kF32NormalSpanBits = 0x47F0000000000000ll - kF32MinNormalBits;
+constexpr long long kF32NormalSpanBits = 0x47EFFFFFE0000000ll - kF32MinNormalBits + 1;
 
-// The same eight outputs at a time, the round-to-odd step through lane masks.
-__attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const double* dots, double as,
+// The same eight outputs at a time, the round-to-odd step through lane masks. Returns whether
+// any output took that step: the others are finite.
+__attribute__((target("avx512f"))) bool combine_row_avx512(uint32_t* row, const double* dots, double as,
                                                           const double* bs, int n) {
+  bool stepped = false;
   const __m512d vas = _mm512_set1_pd(as), zero = _mm512_setzero_pd();
   const __m512i one = _mm512_set1_epi64(1);
   int j = 0;
@@ -499,13 +501,14 @@ __attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const 
     // The double sum rounded to f32 is the exact sum rounded once unless the double sum is an
     // f32 rounding midpoint (low 29 bits 1 followed by zeros) that the exact sum need not be,
     // or lies outside the normal f32 range (a subnormal result rounds at 2^-149, whose
-    // midpoints are not the low 29 bits; overflow): only then is the round-to-odd step below
-    // needed (rare; test_mfma_fast_path.cpp builds both kinds of sums).
+    // midpoints are not the low 29 bits; beyond the largest finite f32 it may overflow): only
+    // then is the round-to-odd step below needed (rare; test_mfma_fast_path.cpp builds both
+    // kinds of midpoints).
     const __m512i sum_bits = _mm512_castpd_si512(sum);
     const __m512i magnitude = _mm512_and_si512(sum_bits, _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll));
     const __mmask8 midpoint = _mm512_cmpeq_epi64_mask(_mm512_and_si512(sum_bits, _mm512_set1_epi64(0x1FFFFFFF)),
                                                       _mm512_set1_epi64(0x10000000));
-    // |sum| in [2^-126, 2^128) as one unsigned compare; zero is exact.
+    // |sum| in [2^-126, largest finite f32] as one unsigned compare; zero is exact.
     const __mmask8 outside =
         _mm512_cmpge_epu64_mask(_mm512_sub_epi64(magnitude, _mm512_set1_epi64(kF32MinNormalBits)),
                                 _mm512_set1_epi64(kF32NormalSpanBits)) &
@@ -514,6 +517,7 @@ __attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const 
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j), _mm256_castps_si256(_mm512_maskz_cvtpd_ps(0xFF, sum)));
       continue;
     }
+    stepped = true;
     const __m512d bv = _mm512_sub_pd(sum, x);
     const __m512d err = _mm512_add_pd(_mm512_sub_pd(x, _mm512_sub_pd(sum, bv)), _mm512_sub_pd(sv, bv));
     const __m512i bits = _mm512_castpd_si512(sum);
@@ -526,14 +530,21 @@ __attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j),
                         _mm256_castps_si256(_mm512_maskz_cvtpd_ps(0xFF, _mm512_castsi512_pd(odd))));
   }
-  for (; j < n; ++j) row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
+  for (; j < n; ++j) {
+    row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
+    stepped = true;
+  }
+  return stepped;
 }
 #endif
 
 void combine_row(uint32_t* row, const double* dots, double as, const double* bs, int n) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) return combine_row_avx512(row, dots, as, bs, n);
+  if (avx512) {
+    combine_row_avx512(row, dots, as, bs, n);
+    return;
+  }
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) return combine_row_avx2(row, dots, as, bs, n);
 #endif
@@ -541,19 +552,23 @@ void combine_row(uint32_t* row, const double* dots, double as, const double* bs,
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) void combine_rows_avx512(uint32_t* acc, const double* dots, const double* as,
+__attribute__((target("avx512f"))) bool combine_rows_avx512(uint32_t* acc, const double* dots, const double* as,
                                                            const double* bs, int m, int n) {
-  for (int i = 0; i < m; ++i) combine_row_avx512(acc + i * n, dots + i * n, as[i], bs, n);
+  bool stepped = false;
+  for (int i = 0; i < m; ++i) stepped |= combine_row_avx512(acc + i * n, dots + i * n, as[i], bs, n);
+  return stepped;
 }
 #endif
 
 // Every row of a block at once (m rows of n; row i scaled by as[i]): one call, not one per row.
-void combine_rows(uint32_t* acc, const double* dots, const double* as, const double* bs, int m, int n) {
+// False when every output is known to be finite (an infinity needs the exact step).
+bool combine_rows(uint32_t* acc, const double* dots, const double* as, const double* bs, int m, int n) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (avx512) return combine_rows_avx512(acc, dots, as, bs, m, n);
 #endif
   for (int i = 0; i < m; ++i) combine_row(acc + i * n, dots + i * n, as[i], bs, n);
+  return true;
 }
 
 // C into the running values row by row, and the results back. Register-major, a row of D is
@@ -638,8 +653,9 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
+    bool maybe_overflow = true;
     if (!nonfinite) {
-      combine_rows(acc.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
+      maybe_overflow = combine_rows(acc.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
     } else {
       for (int i = 0; i < sh.m; ++i) {
         const double as = a_scale[p * sh.m + i];
@@ -652,7 +668,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
       }
     }
     // A block may overflow to infinity; the next block must see it as the general path does.
-    if (p + 1 < nblocks && !nonfinite) nonfinite = any_nonfinite(acc.data(), mn);
+    if (p + 1 < nblocks && !nonfinite && maybe_overflow) nonfinite = any_nonfinite(acc.data(), mn);
   }
   // C may alias D: all of C was read before any of D is written.
   scatter_d(sh, args, slots, acc.data());
