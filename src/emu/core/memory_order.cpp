@@ -93,6 +93,8 @@ void Executor::record_unfenced_writes() {
     }
   }
   wg_.unfenced.clear();
+  wg_.unfenced_in[0].clear();
+  wg_.unfenced_in[1].clear();
   wg_.lds_log.clear();
   for (auto& wp : wg_.waves) {
     const Wave& w = *wp;
@@ -105,6 +107,13 @@ void Executor::record_unfenced_writes() {
         u.wave = w.id_in_group;
         u.op = op;
         op->pinned = true;
+        for (int space = 0; space < 2; ++space) {
+          u.box_lo[space] = op->box_lo[space];
+          u.box_hi[space] = op->box_hi[space];
+          u.box_write[space] = op->box_write[space];
+          if (u.box_lo[space] < u.box_hi[space])
+            wg_.unfenced_in[space].push_back(static_cast<uint32_t>(wg_.unfenced.size() - 1));
+        }
       }
     }
   }
@@ -235,11 +244,13 @@ void Executor::check_memory_order(PendingOp& op) {
   // Only an access of another wave whose footprint overlaps this one in the same space, one
   // of the two writing there, can conflict; without one the byte ranges need no look.
   bool candidate = false;
-  for (const UnfencedAccess& u : wg_.unfenced) {
-    if (u.wave == w.id_in_group) continue;
-    for (int s = 0; s < 2; ++s)
-      candidate |= (op.box_write[s] || u.op->box_write[s]) &&
-                   overlaps(u.op->box_lo[s], u.op->box_hi[s], op.box_lo[s], op.box_hi[s]);
+  for (int s = 0; s < 2 && !candidate; ++s) {
+    if (op.box_lo[s] >= op.box_hi[s]) continue;
+    for (const uint32_t i : wg_.unfenced_in[s]) {
+      const UnfencedAccess& u = wg_.unfenced[i];
+      candidate |= u.wave != w.id_in_group && (op.box_write[s] || u.box_write[s]) &&
+                   overlaps(u.box_lo[s], u.box_hi[s], op.box_lo[s], op.box_hi[s]);
+    }
   }
   if (!candidate) return;
   for (UnfencedAccess& u : wg_.unfenced) {
@@ -249,7 +260,7 @@ void Executor::check_memory_order(PendingOp& op) {
   }
   for_each_range(op, [&](const Range& r) {
     for (const UnfencedAccess& u : wg_.unfenced) {
-      if (u.wave == w.id_in_group || r.begin >= u.op->box_hi[r.lds] || u.op->box_lo[r.lds] >= r.end) continue;
+      if (u.wave == w.id_in_group || r.begin >= u.box_hi[r.lds] || u.box_lo[r.lds] >= r.end) continue;
       for (const UnfencedAccess::Bytes& b : u.ranges) {
         if (b.lds != r.lds || r.begin >= b.end || b.begin >= r.end || (!b.write && !r.write)) continue;
         if (r.lds && order_unfenced(u)) break;  // hardware rules: ordered by timing (lds_dma_order.cpp)

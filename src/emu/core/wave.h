@@ -195,6 +195,9 @@ struct UnfencedAccess {
   // The operation itself, pinned (PendingOp::pinned) so that its wave does not reuse it before
   // the next barrier replaces this list: what it touches was fixed at its issue.
   PendingOp* op = nullptr;
+  // Its footprint (PendingOp::box_*), kept here for the scan every later access makes.
+  uint64_t box_lo[2] = {~0ull, ~0ull}, box_hi[2] = {0, 0};
+  bool box_write[2] = {false, false};
   bool listed = false;       // `ranges` filled
   std::vector<Bytes> ranges;
 };
@@ -207,6 +210,9 @@ struct Workgroup {
   Rng rng{1};
   // Accesses not waited for at the last barrier release; cleared at the next one.
   std::vector<UnfencedAccess> unfenced;
+  // Indices into `unfenced` of the accesses that touch global memory (0) and LDS (1): an
+  // access of one space needs no look at those of the other.
+  std::vector<uint32_t> unfenced_in[2];
   LdsRaceShadow lds_race;  // accesses of the waves since the last barrier release (lds_race.cpp)
   // Under the hardware rules: every LDS access of the current barrier interval, in issue
   // order (lds_dma_order.cpp), to name the access a race report's tags point at.
