@@ -257,6 +257,9 @@ struct DecodedOperand {
   int stride = 0;
   uint8_t format = 0;  // 0 e4m3; bf16 1 lane-major, 2 register-major registers
   std::array<int, 32> msb, lsb;  // bf16: bit range per row (A) or column (B), decode_bf16
+  // e4m3, row-major A: every row of `row_len` values equals the first (row_len 0: not looked at).
+  int row_len = 0;
+  bool rows_same = false;
   std::array<uint32_t, kMaxElems / 4> raw;
   alignas(64) std::array<double, kMaxElems> value;
 };
@@ -272,32 +275,50 @@ struct DecodeCache {
 // into it. The pointer stays valid until kEntries more operands were decoded.
 // Only operands without NaN codes are decoded and kept: nullptr for one with a NaN code
 // (nothing kept), which the general path takes.
+// With `row_len` > 0 (a row-major operand), *rows_same tells whether all its rows of row_len
+// values are the same (the ones operand of a row-sum MFMA), found once per cached operand.
 const double* decoded(DecodeCache& c, const std::vector<uint16_t>& index, int stride, bool rows8,
-                      const uint32_t* regs) {
+                      const uint32_t* regs, int row_len = 0, bool* rows_same = nullptr) {
   const size_t bytes = index.size();
   const uint64_t key = fingerprint(regs, int(bytes / 4));
-  for (int i = 0; i < c.used; ++i) {
-    const DecodedOperand& d = c.entry[i];
+  DecodedOperand* found = nullptr;
+  for (int i = 0; i < c.used && !found; ++i) {
+    DecodedOperand& d = c.entry[i];
     if (d.key == key && d.index == &index && d.stride == stride && d.format == 0 &&
         std::memcmp(d.raw.data(), regs, bytes) == 0)
-      return d.value.data();
+      found = &d;
   }
-  if (has_nan_code(regs, int(bytes / 4))) return nullptr;
-  DecodedOperand& d = c.entry[c.next];
-  d.key = key;
-  d.format = 0;
-  c.next = (c.next + 1) % DecodeCache::kEntries;
-  c.used = std::max(c.used, c.next == 0 ? DecodeCache::kEntries : c.next);
-  d.index = &index;
-  d.stride = stride;
-  std::memcpy(d.raw.data(), regs, bytes);
+  if (!found) {
+    if (has_nan_code(regs, int(bytes / 4))) return nullptr;
+    DecodedOperand& d = c.entry[c.next];
+    d.key = key;
+    d.format = 0;
+    d.row_len = 0;
+    c.next = (c.next + 1) % DecodeCache::kEntries;
+    c.used = std::max(c.used, c.next == 0 ? DecodeCache::kEntries : c.next);
+    d.index = &index;
+    d.stride = stride;
+    std::memcpy(d.raw.data(), regs, bytes);
 #if defined(__x86_64__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (stride > 0 && avx512 && decode_dwords_avx512(index, stride, rows8, regs, d.value.data())) return d.value.data();
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (!(stride > 0 && avx512 && decode_dwords_avx512(index, stride, rows8, regs, d.value.data())))
 #endif
-  if (stride > 0) decode_dwords(index, stride, regs, d.value.data());
-  else decode_operand(index, regs, d.value.data());
-  return d.value.data();
+    {
+      if (stride > 0) decode_dwords(index, stride, regs, d.value.data());
+      else decode_operand(index, regs, d.value.data());
+    }
+    found = &d;
+  }
+  if (row_len > 0 && found->row_len != row_len) {
+    const double* v = found->value.data();
+    const size_t rows = bytes / size_t(row_len);
+    bool same = true;
+    for (size_t i = 1; i < rows && same; ++i) same = std::memcmp(v + i * row_len, v, sizeof(double) * row_len) == 0;
+    found->rows_same = same;
+    found->row_len = row_len;
+  }
+  if (rows_same) *rows_same = row_len > 0 && found->rows_same;
+  return found->value.data();
 }
 
 // dots[i * N + j] = sum over the block of a[i][k] * bt[k][j], starting from +0 (an exact zero
@@ -633,17 +654,25 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   thread_local DecodeCache a_cache, b_cache;
   const double* a;
   const double* bt;
+  bool a_rows_same = false;
   if (args.register_major && amap.dwords_consecutive && bmap.dwords_consecutive) {
-    a = decoded(a_cache, amap.row_major_rm, 1, false, args.a);
+    a = decoded(a_cache, amap.row_major_rm, 1, false, args.a, sh.k, &a_rows_same);
     bt = decoded(b_cache, bmap.k_major_rm, sh.n, bmap.k_major_rows8, args.b);
   } else {
-    a = decoded(a_cache, args.register_major ? amap.row_major_rm : amap.row_major, 0, false, args.a);
+    a = decoded(a_cache, args.register_major ? amap.row_major_rm : amap.row_major, 0, false, args.a, sh.k,
+                &a_rows_same);
     bt = decoded(b_cache, args.register_major ? bmap.k_major_rm : bmap.k_major, 0, false, args.b);
   }
   if (!a || !bt) return false;  // a NaN code: the general path
   const int mn = sh.m * sh.n;  // dots of block p at dots[p * mn + i * n + j]
-  for (int p = 0; p < nblocks; ++p)
-    block_dots(sh.n, a, sh.k, bt, sh.m, p * sh.block, sh.block, dots + p * mn);
+  // All rows of A the same (the ones operand of a row sum): so are the dots' rows; the widest
+  // dot kernel takes rows in fours, the rest are copies of the first.
+  const int dot_rows = a_rows_same && sh.m % 4 == 0 ? 4 : sh.m;
+  for (int p = 0; p < nblocks; ++p) {
+    double* dp = dots + p * mn;
+    block_dots(sh.n, a, sh.k, bt, dot_rows, p * sh.block, sh.block, dp);
+    for (int i = dot_rows; i < sh.m; ++i) std::memcpy(dp + i * sh.n, dp, sizeof(double) * sh.n);
+  }
 
   // Running values row by row (logical order), from C and back to the output slots.
   const uint16_t* slots = output_slots(sh.m, args.register_major);

@@ -267,6 +267,34 @@ TEST_P(MfmaFastPath, CancellationAgreesWithGeneralPath) {
   });
 }
 
+// Element `element` (of `bits` bits) of one lane's registers.
+uint32_t get_element(const uint32_t* lane_regs, int bits, int element) {
+  uint32_t v = 0;
+  for (int b = 0; b < bits; ++b) {
+    const int bit = element * bits + b;
+    v |= ((lane_regs[bit / 32] >> (bit % 32)) & 1u) << b;
+  }
+  return v;
+}
+
+// Every row of A a copy of row 0, as the ones operand of a row-sum MFMA is (the shortcut
+// computes the products of one row then), on random registers otherwise.
+TEST_P(MfmaFastPath, IdenticalRowsOfAAgreeWithGeneralPath) {
+  const FastParam& p = GetParam();
+  const FastCase& fc = p.fc;
+  check_random_sets(p, "SameRows", 12, false, [&](Regs& r, int) {
+    const int regs = fc.per_lane * fc.bits / 32;
+    for (int k = 0; k < fc.k; ++k) {
+      const Home h0 = operand_home(fc.m, fc.k, fc.per_lane, fc.f8f6f4, 0, k);
+      const uint32_t code = get_element(&r.a[h0.lane * regs], fc.bits, h0.element);
+      for (int i = 1; i < fc.m; ++i) {
+        const Home h = operand_home(fc.m, fc.k, fc.per_lane, fc.f8f6f4, i, k);
+        put_element(&r.a[h.lane * regs], fc.bits, h.element, code);
+      }
+    }
+  });
+}
+
 // Rows of A and columns of B holding +-big at one K position of the first block and +-tiny at
 // another (random positions and signs), C = +-c_magnitude (or one f32 ulp more), and every
 // E8M0 scale byte `scale_byte` for the scaled forms: D of both paths must agree.
