@@ -218,9 +218,14 @@ void execute_ds(Executor& x) {
       hi = uint64_t(amax) + off_hi + bytes;
       uint32_t low_bits = 0;
       for (int l = 0; l < kLanes; ++l) low_bits |= addr[l];
+      // Entry a * dwords + k of a lane is its address + offs[a] + 4k: the same four offsets
+      // for every lane, so each lane's four entries are one contiguous add (entries past
+      // per_lane are never read).
+      uint64_t delta[4] = {0, 0, 0, 0};
       for (int a = 0; a < naddr; ++a)
-        for (int k = 0; k < s.dwords; ++k)
-          for (int l = 0; l < kLanes; ++l) op->addr[l * 4 + a * s.dwords + k] = uint64_t(addr[l]) + offs[a] + 4 * k;
+        for (int k = 0; k < s.dwords; ++k) delta[a * s.dwords + k] = offs[a] + 4 * uint64_t(k);
+      for (int l = 0; l < kLanes; ++l)
+        for (int e = 0; e < 4; ++e) op->addr[l * 4 + e] = uint64_t(addr[l]) + delta[e];
       // For the race detector: runs of s.dwords consecutive dwords, aligned when every base is.
       op->lds_run = s.dwords;
       op->lds_aligned = ((low_bits | offs[0] | (naddr == 2 ? offs[1] : 0)) & 3) == 0;
