@@ -262,7 +262,7 @@ void execute_mfma(Executor& x) {
     }
     return first >= kAgprBase ? w.areg(first - kAgprBase) : w.vreg(first);
   };
-  thread_local std::array<uint32_t, 16 * kLanes> C, D;
+  thread_local std::array<uint32_t, 16 * kLanes> C;
   const uint32_t* A = operand(a0, info.a_regs, "SrcA", false);
   const uint32_t* B = operand(b0, info.b_regs, "SrcB", false);
   const uint32_t* Cp = C.data();
@@ -278,7 +278,6 @@ void execute_mfma(Executor& x) {
   args.a = A;
   args.b = B;
   args.c = Cp;
-  args.d = D.data();
   args.register_major = true;
   args.cbsz = in.cbsz;
   args.abid = in.scaled ? 0 : in.abid;
@@ -303,12 +302,6 @@ void execute_mfma(Executor& x) {
     args.scale_a_sel = in.scale_sel[0];
     args.scale_b_sel = in.scale_sel[1];
   }
-  try {
-    mfma_execute(args);
-  } catch (const std::exception& e) {
-    x.fault(e.what());
-  }
-
   // Destination: every lane (MFMAs do not use EXEC). A previous MFMA still writing an
   // overlapping range that is not the same range is a WAW hazard like an overlapped SrcC.
   for (int r = 0; r < info.d_regs; ++r) {
@@ -323,9 +316,19 @@ void execute_mfma(Executor& x) {
                                   m.passes, need));
     }
     if (w.pending_total && w.pending_write[reg]) x.check_pending(reg, "overwrite");
-    uint32_t* row = reg >= kAgprBase ? x.adst(reg - kAgprBase) : x.vdst(reg);
-    std::memcpy(row, &D[size_t(r) * kLanes], sizeof(uint32_t) * kLanes);
+    if (reg >= kAgprBase) x.adst(reg - kAgprBase);
+    else x.vdst(reg);
   }
+  // Checked before the product is computed, so it goes straight into the destination registers
+  // (consecutive physical registers, register-major: the layout MfmaArgs::d takes; the
+  // arithmetic reads all of A, B and C before it writes D, which may overlap them).
+  args.d = d0 >= kAgprBase ? w.areg(d0 - kAgprBase) : w.vreg(d0);
+  try {
+    mfma_execute(args);
+  } catch (const std::exception& e) {
+    x.fault(e.what());
+  }
+
   const uint64_t clock = w.clock;
   for (int r = 0; r < info.d_regs; ++r) {
     MfmaWrite& m = w.mfma_write[d0 + r];
