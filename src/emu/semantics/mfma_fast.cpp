@@ -573,22 +573,22 @@ void combine_row(uint32_t* row, const double* dots, double as, const double* bs,
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) bool combine_rows_avx512(uint32_t* acc, const double* dots, const double* as,
-                                                           const double* bs, int m, int n) {
+__attribute__((target("avx512f"))) bool combine_rows_avx512(uint32_t* const* rows, const double* dots,
+                                                           const double* as, const double* bs, int m, int n) {
   bool stepped = false;
-  for (int i = 0; i < m; ++i) stepped |= combine_row_avx512(acc + i * n, dots + i * n, as[i], bs, n);
+  for (int i = 0; i < m; ++i) stepped |= combine_row_avx512(rows[i], dots + i * n, as[i], bs, n);
   return stepped;
 }
 #endif
 
 // Every row of a block at once (m rows of n; row i scaled by as[i]): one call, not one per row.
 // False when every output is known to be finite (an infinity needs the exact step).
-bool combine_rows(uint32_t* acc, const double* dots, const double* as, const double* bs, int m, int n) {
+bool combine_rows(uint32_t* const* rows, const double* dots, const double* as, const double* bs, int m, int n) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) return combine_rows_avx512(acc, dots, as, bs, m, n);
+  if (avx512) return combine_rows_avx512(rows, dots, as, bs, m, n);
 #endif
-  for (int i = 0; i < m; ++i) combine_row(acc + i * n, dots + i * n, as[i], bs, n);
+  for (int i = 0; i < m; ++i) combine_row(rows[i], dots + i * n, as[i], bs, n);
   return true;
 }
 
@@ -674,21 +674,31 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
     for (int i = dot_rows; i < sh.m; ++i) std::memcpy(dp + i * sh.n, dp, sizeof(double) * sh.n);
   }
 
-  // Running values row by row (logical order), from C and back to the output slots.
+  // Running values row by row (logical order). An accumulating MFMA (C the same registers as
+  // D, register-major: a row of D is n consecutive lanes of one register) works on D in place;
+  // otherwise C is gathered first (it may overlap D at an offset) and D written at the end.
   const uint16_t* slots = output_slots(sh.m, args.register_major);
   std::array<uint32_t, 1024> acc;
-  gather_c(sh, args, slots, acc.data());
-  bool nonfinite = any_nonfinite(acc.data(), mn);
+  std::array<uint32_t*, 32> rows;
+  const bool in_place = args.register_major && args.c == args.d;
+  for (int i = 0; i < sh.m; ++i) rows[i] = in_place ? args.d + slots[i * sh.n] : acc.data() + i * sh.n;
+  if (!in_place) gather_c(sh, args, slots, acc.data());
+  const auto any_nonfinite_row = [&] {
+    bool any = false;
+    for (int i = 0; i < sh.m; ++i) any |= any_nonfinite(rows[i], sh.n);
+    return any;
+  };
+  bool nonfinite = any_nonfinite_row();
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
     bool maybe_overflow = true;
     if (!nonfinite) {
-      maybe_overflow = combine_rows(acc.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
+      maybe_overflow = combine_rows(rows.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
     } else {
       for (int i = 0; i < sh.m; ++i) {
         const double as = a_scale[p * sh.m + i];
-        uint32_t* row = acc.data() + i * sh.n;
+        uint32_t* row = rows[i];
         const double* drow = dp + i * sh.n;
         for (int j = 0; j < sh.n; ++j) {
           row[j] = is_nonfinite(row[j]) ? nonfinite_plus_finite(row[j])
@@ -697,10 +707,10 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
       }
     }
     // A block may overflow to infinity; the next block must see it as the general path does.
-    if (p + 1 < nblocks && !nonfinite && maybe_overflow) nonfinite = any_nonfinite(acc.data(), mn);
+    if (p + 1 < nblocks && !nonfinite && maybe_overflow) nonfinite = any_nonfinite_row();
   }
-  // C may alias D: all of C was read before any of D is written.
-  scatter_d(sh, args, slots, acc.data());
+  // C may alias D otherwise: all of C was read before any of D is written.
+  if (!in_place) scatter_d(sh, args, slots, acc.data());
   return true;
 }
 

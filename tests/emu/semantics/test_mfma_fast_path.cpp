@@ -138,13 +138,20 @@ void expect_paths_agree(const FastParam& p, const Regs& r, const std::string& wh
   MfmaArgs args_rm = args_for(p, rm, fast_rm.data());
   args_rm.register_major = true;
   mfma_execute(args_rm);
+  // And accumulating in place, as `v_mfma v[0:15], ..., v[0:15]` does: C and D one buffer.
+  std::vector<uint32_t> in_place = rm.c;
+  MfmaArgs args_in_place = args_for(p, rm, in_place.data());
+  args_in_place.register_major = true;
+  args_in_place.c = in_place.data();
+  mfma_execute(args_in_place);
   const size_t regs = r.c.size() / 64;
   for (size_t s = 0; s < fast.size(); ++s) {
     const size_t lane = s / regs, reg = s % regs;
-    const uint32_t got_rm = fast_rm[reg * 64 + lane];
-    if ((fast[s] != general[s] || got_rm != general[s]) && (*failures)++ < 5) {
+    const uint32_t got_rm = fast_rm[reg * 64 + lane], got_in_place = in_place[reg * 64 + lane];
+    if ((fast[s] != general[s] || got_rm != general[s] || got_in_place != general[s]) && (*failures)++ < 5) {
       ADD_FAILURE() << what << ": D slot " << s << " (lane " << lane << ", reg " << reg << ") = 0x" << std::hex
-                    << fast[s] << " (register-major 0x" << got_rm << "), general path 0x" << general[s];
+                    << fast[s] << " (register-major 0x" << got_rm << ", in place 0x" << got_in_place
+                    << "), general path 0x" << general[s];
     }
   }
 }
