@@ -504,8 +504,9 @@ __attribute__((target("avx2"))) void combine_row_avx2(uint32_t* row, const doubl
 constexpr long long kF32MinNormalBits = 0x3810000000000000ll;
 constexpr long long kF32NormalSpanBits = 0x47EFFFFFE0000000ll - kF32MinNormalBits + 1;
 
-// The same eight outputs at a time, the round-to-odd step through lane masks. Returns whether
-// any output took that step: the others are finite.
+// The same eight outputs at a time, the round-to-odd step through lane masks, and running
+// values that are infinities or NaNs handled as the general path does (outside the range, so
+// in the exact step). Returns whether any output took that step: the others are finite.
 __attribute__((target("avx512f"))) bool combine_row_avx512(uint32_t* row, const double* dots, double as,
                                                           const double* bs, int n) {
   bool stepped = false;
@@ -548,11 +549,15 @@ __attribute__((target("avx512f"))) bool combine_row_avx512(uint32_t* row, const 
         static_cast<__mmask8>(~(_mm512_cmp_pd_mask(err, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(sum, zero, _CMP_GT_OQ)));
     __m512i odd = _mm512_mask_add_epi64(bits, fix & away, bits, one);
     odd = _mm512_mask_sub_epi64(odd, fix & static_cast<__mmask8>(~away), odd, one);
+    // A running value that is an infinity stays one (the error is NaN: no step); a NaN one
+    // becomes the canonical quiet NaN, as in the general path (the double quiet NaN without
+    // payload converts to it).
+    odd = _mm512_mask_mov_epi64(odd, _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), _mm512_set1_epi64(0x7FF8000000000000ll));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j),
                         _mm256_castps_si256(_mm512_maskz_cvtpd_ps(0xFF, _mm512_castsi512_pd(odd))));
   }
   for (; j < n; ++j) {
-    row[j] = add_rounded_once(row[j], dots[j] * as * bs[j]);
+    row[j] = is_nonfinite(row[j]) ? nonfinite_plus_finite(row[j]) : add_rounded_once(row[j], dots[j] * as * bs[j]);
     stepped = true;
   }
   return stepped;
@@ -580,6 +585,16 @@ __attribute__((target("avx512f"))) bool combine_rows_avx512(uint32_t* const* row
   return stepped;
 }
 #endif
+
+// Whether combine_rows takes infinities and NaNs among the running values itself.
+bool combine_handles_nonfinite() {
+#if defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512;
+#else
+  return false;
+#endif
+}
 
 // Every row of a block at once (m rows of n; row i scaled by as[i]): one call, not one per row.
 // False when every output is known to be finite (an infinity needs the exact step).
@@ -688,7 +703,10 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
     for (int i = 0; i < sh.m; ++i) any |= any_nonfinite(rows[i], sh.n);
     return any;
   };
-  bool nonfinite = any_nonfinite_row();
+  // The AVX-512 rounding step handles non-finite running values itself (combine_row_avx512):
+  // no scan of C then. Otherwise a C or a block sum that is not finite takes the loop below.
+  const bool checks_nonfinite = combine_handles_nonfinite();
+  bool nonfinite = !checks_nonfinite && any_nonfinite_row();
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
@@ -707,7 +725,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
       }
     }
     // A block may overflow to infinity; the next block must see it as the general path does.
-    if (p + 1 < nblocks && !nonfinite && maybe_overflow) nonfinite = any_nonfinite_row();
+    if (p + 1 < nblocks && !nonfinite && maybe_overflow && !checks_nonfinite) nonfinite = any_nonfinite_row();
   }
   // C may alias D otherwise: all of C was read before any of D is written.
   if (!in_place) scatter_d(sh, args, slots, acc.data());
