@@ -52,8 +52,8 @@ void set_elem(uint32_t* lane_out, unsigned i, unsigned bits, uint32_t v) {
 // separate N x N transposes (lane l / N of each row's lanes feeds lanes N * (l / N) ..): for
 // tr_b8 two 8 x 8 byte transposes (even and odd lanes), for tr_b16 four 4 x 4 ones of 16-bit
 // elements. cols[l] gets lane l's 64 bits.
-void group_columns_b8(const uint8_t* lds, const uint64_t* addr, uint64_t* cols) {
 #if defined(__SSE2__)
+void group_columns_b8(const uint8_t* lds, const uint64_t* addr, uint64_t* cols) {
   for (int h = 0; h < 2; ++h) {
     __m128i r[8];
     for (int k = 0; k < 8; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lds + addr[(2 * k + h) * 4]));
@@ -69,17 +69,9 @@ void group_columns_b8(const uint8_t* lds, const uint64_t* addr, uint64_t* cols) 
     _mm_storeu_si128(out + 2, _mm_unpacklo_epi32(u1, u3));
     _mm_storeu_si128(out + 3, _mm_unpackhi_epi32(u1, u3));
   }
-#else
-  for (unsigned l = 0; l < 16; ++l) {
-    uint8_t bytes[8];
-    for (unsigned k = 0; k < 8; ++k) bytes[k] = lds[addr[(2 * k + l / 8) * 4] + l % 8];
-    std::memcpy(&cols[l], bytes, 8);
-  }
-#endif
 }
 
 void group_columns_b16(const uint8_t* lds, const uint64_t* addr, uint64_t* cols) {
-#if defined(__SSE2__)
   for (int h = 0; h < 4; ++h) {
     __m128i r[4];
     for (int k = 0; k < 4; ++k) r[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(lds + addr[(4 * k + h) * 4]));
@@ -88,19 +80,14 @@ void group_columns_b16(const uint8_t* lds, const uint64_t* addr, uint64_t* cols)
     _mm_storeu_si128(out + 0, _mm_unpacklo_epi32(t0, t1));
     _mm_storeu_si128(out + 1, _mm_unpackhi_epi32(t0, t1));
   }
-#else
-  for (unsigned l = 0; l < 16; ++l) {
-    uint16_t elems[4];
-    for (unsigned k = 0; k < 4; ++k) std::memcpy(&elems[k], lds + addr[(4 * k + l / 4) * 4] + 2 * (l % 4), 2);
-    std::memcpy(&cols[l], elems, 8);
-  }
-#endif
 }
+#endif
 
 }  // namespace
 
 bool ds_transpose_from_lds(const DsTransposeShape& s, const uint8_t* lds, const uint64_t* addr, uint64_t exec,
                            uint32_t* row0, uint32_t* row1) {
+#if defined(__SSE2__)
   if (s.dwords != 2 || (s.elem_bits != 8 && s.elem_bits != 16)) return false;
   for (unsigned g = 0; g < 4; ++g) {
     if (!((exec >> (16 * g)) & 1)) continue;  // whole groups only (checked at issue)
@@ -112,6 +99,10 @@ bool ds_transpose_from_lds(const DsTransposeShape& s, const uint8_t* lds, const 
     }
   }
   return true;
+#else
+  (void)s, (void)lds, (void)addr, (void)exec, (void)row0, (void)row1;
+  return false;  // the element-wise exchange of ds_transpose()
+#endif
 }
 
 bool ds_transpose_shape(uint16_t o, DsTransposeShape* s) {

@@ -24,7 +24,8 @@ void ds_transpose(const DsTransposeShape& shape, const uint32_t* raw, uint32_t* 
 // The same exchange for the whole-byte shapes (tr_b8, tr_b16), read straight from LDS: lane l's
 // 64 bits are at lds + addr[l * 4] (every address inside the LDS, checked by the caller), and
 // dwords 0 and 1 of the result go to row0[l] and row1[l] for the lanes set in exec (all lanes of
-// a 16-lane group or none). False, with nothing written, for the other shapes.
+// a 16-lane group or none). False, with nothing written, for the other shapes (and on hosts
+// without SSE2): ds_transpose() then.
 bool ds_transpose_from_lds(const DsTransposeShape& shape, const uint8_t* lds, const uint64_t* addr, uint64_t exec,
                            uint32_t* row0, uint32_t* row1);
 
