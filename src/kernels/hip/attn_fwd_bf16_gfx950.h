@@ -261,9 +261,10 @@ inline constexpr int kAhead = 3;
 // leading waves' softmax (see attn_tile).
 inline constexpr int kPrioMatrix = 2;
 inline constexpr int kPrioTrailSoftmax = 1;
-template <int n, int r>
+// extra: reads for MFMAs issued outside the groups first (inline assembly, see scores).
+template <int n, int r, int extra = 0>
 __device__ __forceinline__ void sched_reads_ahead() {
-  __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);  // 0x100: LDS reads
+  __builtin_amdgcn_sched_group_barrier(0x100, (kAhead + extra) * r, 0);  // 0x100: LDS reads
 #pragma unroll
   for (int i = 0; i < n - kAhead; ++i) {
     __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);  // 0x008: MFMA
@@ -278,10 +279,21 @@ template <int kDqk>
 using QRegs = u32x4[Dims<kDqk>::kSteps];
 
 // S^T = K Q^T for one 64-key block in LDS.
+// The first MFMA of a chain with an inline-constant zero accumulator (inline assembly: the
+// compiler copies a zero accumulator into registers first, 8 v_mov_b64 a block on the VALU
+// that the other wave's softmax runs on). The compiler counts it as neither an MFMA nor a
+// hazard source: its result is read only by the chain's next MFMA, as its exactly
+// overlapping accumulator, which needs no wait states. The result is early-clobber, as the
+// compiler makes it for its own MFMAs with results over 128 bits: not over the operands.
+__device__ __forceinline__ f32x16 mfma_from_zero(bf16x8 a, bf16x8 b) {
+  f32x16 d;
+  asm("v_mfma_f32_32x32x16_bf16 %0, %1, %2, 0" : "=&v"(d) : "v"(a), "v"(b));
+  return d;
+}
+
 template <int kDqk>
 __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> kbuf) {
   using D = Dims<kDqk>;
-  if constexpr (kDqk != 128) w.s[0] = w.s[1] = f32x16{};
   // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
 #pragma unroll
   for (int c = 0; c < D::kSteps; ++c) {
@@ -293,12 +305,18 @@ __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr
           ? (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes
           : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
       const u32x4 k = *reinterpret_cast<lptr<u32x4>>(kbuf + at);
-      w.s[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k),
-                                                        __builtin_bit_cast(bf16x8, q[c]),
-                                                        kDqk == 128 && c == 0 ? w.zero : w.s[sb], 0, 0, 0);
+      if (kDqk != 128 && c == 0)
+        w.s[sb] = mfma_from_zero(__builtin_bit_cast(bf16x8, k), __builtin_bit_cast(bf16x8, q[c]));
+      else
+        w.s[sb] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(__builtin_bit_cast(bf16x8, k),
+                                                          __builtin_bit_cast(bf16x8, q[c]),
+                                                          kDqk == 128 && c == 0 ? w.zero : w.s[sb], 0, 0, 0);
     }
   }
-  sched_reads_ahead<2 * D::kSteps, 1>();
+  if constexpr (kDqk == 128)
+    sched_reads_ahead<2 * D::kSteps, 1>();
+  else
+    sched_reads_ahead<2 * D::kSteps - 2, 1, 2>();
 }
 
 // O^T += V^T P^T for one 64-key block in LDS. MFMA t of a 32-key half takes score registers
