@@ -41,7 +41,9 @@
 // j - 1, before #j, so no load overtakes a read. Each wave waits for its loads of iteration j
 // at the end of its matrix phase j + 1, before #j+2; nobody reads K_{j+3} or V_{j+2} before
 // #j+2 (matrix phase j + 2), and nobody touches their buffers in between. The staged V_{j+1}
-// is written before #j+1 and first read after it.
+// is written before #j+1 and first read after it. (BF16: the last matrix phase, n - 1, ends
+// at the next tile's prologue barrier instead; the epilogue between stages the output in
+// each wave's own LDS area.)
 //
 // Numerics: base-2 online softmax with lazy rescaling: the reference maximum m of a row moves
 // only when a block's maximum exceeds it by more than 0.5 in base-2 units (log2 of the
@@ -88,10 +90,15 @@ using lptr = __attribute__((address_space(3))) T*;
 // offsets sum to less than 64 KiB needs no address add. The P·V phase reads V 32 times a block,
 // the scores K 16 (d 128) or 24 times: V's three buffers take the low 48 KiB (K behind them:
 // at d 128 its buffers from 64 KiB on need an add per read, V's did before).
+// Each wave's staging area for its output (store_rows_by_lines): half of its rows' bytes.
+inline constexpr int kOutStageBytes = kWaveRows * 128;
 template <int kDqk>
 struct Lds {
   uint8_t v[3][kBlockBytes];
   uint8_t k[3][Dims<kDqk>::kKBlockBytes];
+  // Apart from the K/V buffers, so that a wave's epilogue needs no barrier after the last
+  // iteration (see attn_tile).
+  uint8_t out[kWaves][kOutStageBytes];
   uint32_t bad_key;  // smallest key of the diagonal blocks with a non-finite V element
 };
 
@@ -646,7 +653,6 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
 // on distinct banks): lane l then stores chunk l % 8 of row 8 i + l / 8. chunk[jd][p]: the
 // lane's 16 bytes of row ql at dv 32 jd + 16 p + 8 half. rows: the wave's rows inside the
 // sequence (the others are not stored).
-inline constexpr int kOutStageBytes = kWaveRows * 128;
 __device__ __forceinline__ void store_rows_by_lines(lptr<uint8_t> stage, const u32x4 (&chunk)[4][2],
                                                     gptr<uint8_t> row0, int64_t row_bytes, int rows) {
   // The lane id computed afresh (two VALU ops) from an opaque mask, so that it is not hoisted:
@@ -903,7 +909,11 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     if (j < n_w) K::pv(w, vbuf_of(j));
     __builtin_amdgcn_s_setprio(0);
     if (next_word != kNoTileWord) start_tile_loads<K>(q, kbuf, next_word, n_tiles, wave, lane);
-    barrier();
+    // BF16: no barrier here. After this iteration a wave touches no LDS that another reads or
+    // writes before the next prologue's barrier (its own staging area, and the NaN slot,
+    // last written before barrier #n-1), so the waves with nothing left to compute start
+    // their epilogue while the others finish, instead of waiting for them.
+    if constexpr (K::kElemBytes != 2) barrier();
   }
 
   // The output's factor besides 1 / row sum (FP8: V's descale, after the MFMA guard).
@@ -946,19 +956,17 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       const auto hi = __builtin_amdgcn_permlane32_swap(d[1], d[3], false, false);
       chunk[jd][p] = u32x4{lo[0], hi[0], lo[1], hi[1]};
     }
-  if constexpr (sizeof(lds.v) >= kWaves * kOutStageBytes) {
-    // Through LDS, as whole lines (the V buffers are free: every wave's last P·V was before
-    // the last iteration's barrier, and the next tile's first V load comes after its
-    // prologue's barrier).
+  if constexpr (K::kElemBytes == 2) {
+    // Through LDS (the wave's own staging area), as whole lines.
     const gptr<uint8_t> row0 = global<uint8_t>(e.out) +
         ((kAny ? so.bt * e.o_stride[0] + (so.q_row + q0) * e.o_stride[1]
                : b * e.o_stride[0] + static_cast<int64_t>(q0) * e.o_stride[1]) +
          h * e.o_stride[2]) *
             2;
-    store_rows_by_lines((lptr<uint8_t>)lds.v[0] + wave * kOutStageBytes, chunk, row0,
+    store_rows_by_lines((lptr<uint8_t>)lds.out[0] + wave * kOutStageBytes, chunk, row0,
                         e.o_stride[1] * 2, so.lq - q0);
   } else if (row_valid) {
-    // (FP8: its V buffers are too small.) 16-byte stores, each output line requested from the
+    // (FP8: no staging area in its LDS.) 16-byte stores, each output line requested from the
     // L2 four times.
     const gptr<uint8_t> orow = global<uint8_t>(e.out) +
         (kAny ? so.bt * e.o_stride[0] + orow_index * e.o_stride[1] + h * e.o_stride[2]
