@@ -506,10 +506,9 @@ constexpr long long kF32NormalSpanBits = 0x47EFFFFFE0000000ll - kF32MinNormalBit
 
 // The same eight outputs at a time, the round-to-odd step through lane masks, and running
 // values that are infinities or NaNs handled as the general path does (outside the range, so
-// in the exact step). Returns whether any output took that step: the others are finite.
-__attribute__((target("avx512f"))) bool combine_row_avx512(uint32_t* row, const double* dots, double as,
+// in the exact step).
+__attribute__((target("avx512f"))) void combine_row_avx512(uint32_t* row, const double* dots, double as,
                                                           const double* bs, int n) {
-  bool stepped = false;
   const __m512d vas = _mm512_set1_pd(as), zero = _mm512_setzero_pd();
   const __m512i one = _mm512_set1_epi64(1);
   int j = 0;
@@ -539,7 +538,6 @@ __attribute__((target("avx512f"))) bool combine_row_avx512(uint32_t* row, const 
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j), _mm256_castps_si256(_mm512_maskz_cvtpd_ps(0xFF, sum)));
       continue;
     }
-    stepped = true;
     const __m512d bv = _mm512_sub_pd(sum, x);
     const __m512d err = _mm512_add_pd(_mm512_sub_pd(x, _mm512_sub_pd(sum, bv)), _mm512_sub_pd(sv, bv));
     const __m512i bits = _mm512_castpd_si512(sum);
@@ -556,21 +554,15 @@ __attribute__((target("avx512f"))) bool combine_row_avx512(uint32_t* row, const 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + j),
                         _mm256_castps_si256(_mm512_maskz_cvtpd_ps(0xFF, _mm512_castsi512_pd(odd))));
   }
-  for (; j < n; ++j) {
+  for (; j < n; ++j)
     row[j] = is_nonfinite(row[j]) ? nonfinite_plus_finite(row[j]) : add_rounded_once(row[j], dots[j] * as * bs[j]);
-    stepped = true;
-  }
-  return stepped;
 }
 #endif
 
 void combine_row(uint32_t* row, const double* dots, double as, const double* bs, int n) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) {
-    combine_row_avx512(row, dots, as, bs, n);
-    return;
-  }
+  if (avx512) return combine_row_avx512(row, dots, as, bs, n);
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) return combine_row_avx2(row, dots, as, bs, n);
 #endif
@@ -578,11 +570,9 @@ void combine_row(uint32_t* row, const double* dots, double as, const double* bs,
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"))) bool combine_rows_avx512(uint32_t* const* rows, const double* dots,
+__attribute__((target("avx512f"))) void combine_rows_avx512(uint32_t* const* rows, const double* dots,
                                                            const double* as, const double* bs, int m, int n) {
-  bool stepped = false;
-  for (int i = 0; i < m; ++i) stepped |= combine_row_avx512(rows[i], dots + i * n, as[i], bs, n);
-  return stepped;
+  for (int i = 0; i < m; ++i) combine_row_avx512(rows[i], dots + i * n, as[i], bs, n);
 }
 #endif
 
@@ -597,19 +587,16 @@ bool combine_handles_nonfinite() {
 }
 
 // Every row of a block at once (m rows of n; row i scaled by as[i]): one call, not one per row.
-// False when every output is known to be finite (an infinity needs the exact step).
-bool combine_rows(uint32_t* const* rows, const double* dots, const double* as, const double* bs, int m, int n) {
+void combine_rows(uint32_t* const* rows, const double* dots, const double* as, const double* bs, int m, int n) {
 #if defined(__x86_64__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (avx512) return combine_rows_avx512(rows, dots, as, bs, m, n);
 #endif
   for (int i = 0; i < m; ++i) combine_row(rows[i], dots + i * n, as[i], bs, n);
-  return true;
 }
 
-// C into the running values row by row, and the results back. Register-major, a row of D is
-// n consecutive lanes of one register (mfma_layout::output_pos): copied whole.
-// Rows of a compile-time width: inline copies rather than a library call per row.
+// Rows of n (16 or 32, as in block_dots) values, at slots (or consecutive where a slot table
+// is null); the width a constant, so each row is an inline copy rather than a library call.
 template <int N>
 void copy_rows(int m, const uint32_t* from, const uint16_t* from_slots, uint32_t* to, const uint16_t* to_slots) {
   for (int i = 0; i < m; ++i)
@@ -618,13 +605,11 @@ void copy_rows(int m, const uint32_t* from, const uint16_t* from_slots, uint32_t
 }
 
 void copy_rows(int m, int n, const uint32_t* from, const uint16_t* from_slots, uint32_t* to, const uint16_t* to_slots) {
-  if (n == 32) return copy_rows<32>(m, from, from_slots, to, to_slots);
-  if (n == 16) return copy_rows<16>(m, from, from_slots, to, to_slots);
-  for (int i = 0; i < m; ++i)
-    std::memcpy(to + (to_slots ? to_slots[i * n] : i * n), from + (from_slots ? from_slots[i * n] : i * n),
-                sizeof(uint32_t) * n);
+  (n == 32 ? copy_rows<32> : copy_rows<16>)(m, from, from_slots, to, to_slots);
 }
 
+// C into the running values row by row, and the results back. Register-major, a row of D is
+// n consecutive lanes of one register (mfma_layout::output_pos): copied whole.
 void gather_c(const FastShape& sh, const MfmaArgs& args, const uint16_t* slots, uint32_t* acc) {
   if (args.register_major) return copy_rows(sh.m, sh.n, args.c, slots, acc, nullptr);
   for (int t = 0; t < sh.m * sh.n; ++t) acc[t] = args.c[slots[t]];
@@ -710,9 +695,8 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
   for (int p = 0; p < nblocks; ++p) {
     const double* dp = dots + p * mn;
     const double* bs = b_scale.data() + p * sh.n;
-    bool maybe_overflow = true;
     if (!nonfinite) {
-      maybe_overflow = combine_rows(rows.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
+      combine_rows(rows.data(), dp, a_scale.data() + p * sh.m, bs, sh.m, sh.n);
     } else {
       for (int i = 0; i < sh.m; ++i) {
         const double as = a_scale[p * sh.m + i];
@@ -725,7 +709,7 @@ bool mfma_e4m3_execute(const FastShape& sh, const MfmaArgs& args) {
       }
     }
     // A block may overflow to infinity; the next block must see it as the general path does.
-    if (p + 1 < nblocks && !nonfinite && maybe_overflow && !checks_nonfinite) nonfinite = any_nonfinite_row();
+    if (p + 1 < nblocks && !nonfinite && !checks_nonfinite) nonfinite = any_nonfinite_row();
   }
   // C may alias D otherwise: all of C was read before any of D is written.
   if (!in_place) scatter_d(sh, args, slots, acc.data());
