@@ -368,7 +368,9 @@ __device__ __forceinline__ void scale_scores(f32x16 (&s)[2], f32x2 sc) {
 // the lazy rescale of m, the row sum and the output. kMask false: the caller knows that every
 // row of the wave sees the whole block (no test, no branch). kScale false: the scores are left
 // unscaled (the caller folds the scale into its shift); the maximum and m are scaled values.
-template <bool kAny, bool kMask = true, bool kScale = true, class W>
+// kHalves: fixed lengths, the masked block's whole half without compares (see below; BF16:
+// the FP8 d 192/128 kernel spilled with it).
+template <bool kAny, bool kMask = true, bool kScale = true, bool kHalves = false, class W>
 __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const int kb = jb * kKeyBlock;
   // Only a block that reaches past the wave's first row holds keys some of its rows must not
@@ -379,11 +381,24 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
     // key_of(kb + 32 sb, v, h) <= qrow, with the lane's part on the right so that the
     // register's part is an inline constant (hoisted keys would take 32 registers).
     const int lim = w.qrow - kb - 4 * w.half;
+    // Each compare and select takes 16 clocks (the select waits 2 wait states for the VCC the
+    // compare writes). Fixed lengths: this is the wave's diagonal block, and its 32 rows are
+    // one half of it (w.q0 - kb is 0 or 32, uniform), so one 32-key half is whole: none of it
+    // seen by the lower rows, all of it by the upper ones; only the other half is compared.
+    static_assert(!(kAny && kHalves), "fixed lengths only");
+    const bool lower = kHalves && w.q0 == kb;
+    const bool upper = kHalves && !lower;
 #pragma unroll
-    for (int sb = 0; sb < 2; ++sb)
+    for (int sb = 0; sb < 2; ++sb) {
+      if (sb == 1 && lower) {
 #pragma unroll
-      for (int v = 0; v < 16; ++v)
-        w.s[sb][v] = key_of(32 * sb, v, 0) <= lim ? w.s[sb][v] : -__builtin_inff();
+        for (int v = 0; v < 16; ++v) w.s[sb][v] = -__builtin_inff();
+      } else if (sb == 1 || !upper) {
+#pragma unroll
+        for (int v = 0; v < 16; ++v)
+          w.s[sb][v] = key_of(32 * sb, v, 0) <= lim ? w.s[sb][v] : -__builtin_inff();
+      }
+    }
   }
   // Scaled scores rounded before the max, so that the row's largest one minus m is exactly 0
   // (an fma of the raw score against -m leaves the product's rounding error, up to 2^39 for
@@ -420,7 +435,7 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
 // register budget).
 template <bool kAny, bool kMask, bool kFold, int kDqk>
 __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
-  block_max_rescale<kAny, kMask, !kFold>(w, jb);
+  block_max_rescale<kAny, kMask, !kFold, !kAny>(w, jb);
   // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does), or, with
   // kFold, s * scale - m by one v_pk_fma_f32 on the unscaled scores: the exact product against
   // the rounded m leaves the row's largest score the rounding error of m = round(max * scale),
@@ -603,6 +618,28 @@ __device__ __forceinline__ int key_blocks(const SeqGeom& g, int first_row, int r
   return end > 0 ? (end + kKeyBlock - 1) / kKeyBlock : 0;
 }
 
+// The kernel-argument words that one part of a tile reads, in one batch of scalar loads: the
+// empty asm uses them all, so that their loads issue together and are waited for once. In the
+// compiler's own order they came in up to three dependent groups, each a scalar memory latency
+// on the way from a tile's last iteration to the next tile's first loads. kStart: attn_tile's
+// (K's, V's and the scale); otherwise start_tile_loads' (Q's and K's).
+template <bool kStart, class Args>
+__device__ __forceinline__ void batch_tile_args(const Args& a) {
+  const auto& x = kStart ? a.v : a.q;
+  const auto& xs = kStart ? a.v_stride : a.q_stride;
+  const float scale = kStart ? a.scale_log2 : 0.0f;
+  asm volatile("" ::"s"(a.div_n_tiles.magic), "s"(a.div_n_tiles.shift), "s"(a.div_heads.magic),
+               "s"(a.div_heads.shift), "s"(a.div_group.magic), "s"(a.div_group.shift), "s"(a.heads),
+               "s"(a.seqlen), "s"(a.k), "s"(a.k_stride[0]), "s"(a.k_stride[1]), "s"(a.k_stride[2]), "s"(x),
+               "s"(xs[0]), "s"(xs[1]), "s"(xs[2]), "s"(scale));
+}
+// The epilogue's.
+template <class Args>
+__device__ __forceinline__ void batch_out_args(const Args& a) {
+  asm volatile("" ::"s"(a.out), "s"(a.lse), "s"(a.o_stride[0]), "s"(a.o_stride[1]), "s"(a.o_stride[2]),
+               "s"(a.seqlen), "s"(a.heads));
+}
+
 // The loads that start a tile: its rows of Q^T (as stored: the sign of a negative scale is
 // applied once they have arrived) and its K blocks 0-2 into K buffers 0-2. Issued by the
 // tile's prologue, or during the previous tile's last iteration, when no wave reads K any
@@ -618,6 +655,7 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
   asm volatile("" : "+s"(ap));
   const auto& a = *ap;
   constexpr bool kAny = K::kAnyLengths;
+  if constexpr (!kAny) batch_tile_args<false>(a);
   const TileCoords tc = tile_coords(a, tile_word, n_tiles);
   const SeqGeom g = known ? *known : seq_geom<kAny>(a, tc.b);
   const int seqlen = g.lk;
@@ -674,11 +712,19 @@ __device__ __forceinline__ void store_rows_by_lines(lptr<uint8_t> stage, const u
       }
     // Other lanes' bytes: the wave's LDS accesses run in order, the compiler must keep them so.
     asm volatile("" ::: "memory");
+    // The four reads first, waited for together: read under each store's condition, each was
+    // issued and waited for alone, four LDS latencies a round.
+    u32x4 x[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int r = 8 * i + r_of;
-      const u32x4 x = *reinterpret_cast<lptr<u32x4>>(stage + r * 128 + ((c ^ swz_hi(r)) << 4));
-      if (r < rows) *global_cast<u32x4>(row0 + r * row_bytes + 128 * round + 16 * c) = x;
+      x[i] = *reinterpret_cast<lptr<u32x4>>(stage + r * 128 + ((c ^ swz_hi(r)) << 4));
+    }
+    asm volatile("" : "+v"(x[0]), "+v"(x[1]), "+v"(x[2]), "+v"(x[3]));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = 8 * i + r_of;
+      if (r < rows) *global_cast<u32x4>(row0 + r * row_bytes + 128 * round + 16 * c) = x[i];
     }
     asm volatile("" ::: "memory");
   }
@@ -704,6 +750,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // kernels', they took the scalar registers that the sequence's geometry needs (spilled).
   if constexpr (kAny) asm volatile("" : "+v"(tid), "+v"(lane));
   const auto& a = *ap;
+  if constexpr (!kAny && K::kElemBytes == 2) batch_tile_args<true>(a);
   const TileCoords tc = tile_coords(a, tile_word, n_tiles);
   const int b = tc.b, h = tc.h, hk = tc.hk, tile = tc.tile;
   const SeqGeom sg = seq_geom<kAny>(a, b);
@@ -937,6 +984,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   KernargPtr ep = kernargs();
   asm volatile("" : "+s"(ep));
   const auto& e = *ep;
+  if constexpr (!kAny) batch_out_args(e);
   // The sequence's rows read afresh as well (scalar loads), for the same reason.
   const SeqGeom so = seq_geom<kAny>(e, b);
   const int64_t orow_index = kAny ? so.q_row + q0 + w.ql : static_cast<int64_t>(w.qrow);
