@@ -948,6 +948,9 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // scores (it waited for them there, with vmcnt, in every iteration).
   {
     const int j = n - 1;
+    // The next tile's first loads before this iteration's work: the trailing waves' then land
+    // under their softmax too.
+    if (next_word != kNoTileWord) start_tile_loads<K>(q, kbuf, next_word, n_tiles, wave, lane);
     if (!lead && j < n_w) {
       __builtin_amdgcn_s_setprio(kPrioTrailSoftmax);
       K::softmax(w, j);
@@ -955,7 +958,6 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     __builtin_amdgcn_s_setprio(kPrioMatrix);
     if (j < n_w) K::pv(w, vbuf_of(j));
     __builtin_amdgcn_s_setprio(0);
-    if (next_word != kNoTileWord) start_tile_loads<K>(q, kbuf, next_word, n_tiles, wave, lane);
     // BF16: no barrier here. After this iteration a wave touches no LDS that another reads or
     // writes before the next prologue's barrier (its own staging area, and the NaN slot,
     // last written before barrier #n-1), so the waves with nothing left to compute start
