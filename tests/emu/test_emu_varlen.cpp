@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,48 @@ void make_call(VarlenCall* c) {
   c->p.backend = ZYFA_BACKEND_EMU;
 }
 
+// The gfx950 builder run on the emulator for one shape and its prefix sums (host copies, as
+// the emulator's device memory): the table's words, as many as build_serial writes, and the
+// host's table to compare with. The emulator faults on any access outside the buffers.
+struct Tables {
+  std::vector<uint32_t> device, host;
+};
+Tables build_both(const varlen::Shape& s, const std::vector<int32_t>& cu_q, const std::vector<int32_t>& cu_k) {
+  Tables t;
+  std::vector<uint32_t> starts(s.batch + 1), buckets(varlen::cost_buckets(s));
+  t.host.assign(varlen::table_words(s), 0);
+  const uint32_t jobs = varlen::build_serial(cu_q.data(), cu_k.data(), s, starts.data(), buckets.data(), t.host.data());
+  t.host.resize(3 + s.grid + 2 * size_t{jobs});
+
+  std::vector<uint32_t> table(varlen::table_words(s), 0xA5A5A5A5u);
+  std::vector<uint32_t> scratch(varlen::scratch_layout(s).words, 0xA5A5A5A5u);
+  kernels::VarlenJobTableArgs args{};
+  args.cu_seqlens_q = reinterpret_cast<uint64_t>(cu_q.data());
+  args.cu_seqlens_k = reinterpret_cast<uint64_t>(cu_k.data());
+  args.table = reinterpret_cast<uint64_t>(table.data());
+  args.scratch = reinterpret_cast<uint64_t>(scratch.data());
+  args.shape = s;
+  const amd::KernelInfo* k = amd::find_kernel("varlen_job_table");
+  EXPECT_NE(k, nullptr);
+  if (k == nullptr) return t;
+  amd::LaunchConfig l{};
+  l.code_object = amd::find_code_object(k->code_object);
+  l.kernel = "varlen_job_table";
+  l.grid[0] = l.grid[1] = l.grid[2] = 1;
+  l.block[0] = kernels::kVarlenJobThreads;
+  l.block[1] = l.block[2] = 1;
+  l.kernarg = &args;
+  l.kernarg_size = sizeof(args);
+  l.buffers = {{cu_q.data(), cu_q.size() * sizeof(int32_t), false},
+               {cu_k.data(), cu_k.size() * sizeof(int32_t), false},
+               {table.data(), table.size() * sizeof(uint32_t), true},
+               {scratch.data(), scratch.size() * sizeof(uint32_t), true}};
+  emu::EmuDevice device;
+  EXPECT_EQ(device.launch(l), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
+  t.device.assign(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(t.host.size()));
+  return t;
+}
+
 // The device builder's table equals the host one (varlen::build_serial) word for word, for the
 // matrix's lengths and for bad prefix sums (both clamp them alike).
 TEST(VarlenJobTable, DeviceEqualsBuildSerial) {
@@ -104,31 +147,36 @@ TEST(VarlenJobTable, DeviceEqualsBuildSerial) {
           for (int32_t& x : *cu) x = 5 * x - 3;
       }
       ASSERT_NO_FATAL_FAILURE(make_call(&c));
-      const amd::VarlenWorkspace ws = amd::varlen_workspace(c.p);
-      std::vector<uint64_t> workspace((ws.bytes + 7) / 8, ~uint64_t{0});
-      const kernels::VarlenJobTableArgs args = amd::make_varlen_job_args(c.p, workspace.data());
-      const amd::KernelInfo* k = amd::find_kernel("varlen_job_table");
-      ASSERT_NE(k, nullptr);
-      amd::LaunchConfig l{};
-      l.code_object = amd::find_code_object(k->code_object);
-      l.kernel = "varlen_job_table";
-      l.grid[0] = l.grid[1] = l.grid[2] = 1;
-      l.block[0] = kernels::kVarlenJobThreads;
-      l.block[1] = l.block[2] = 1;
-      l.kernarg = &args;
-      l.kernarg_size = sizeof(args);
-      l.buffers = amd::varlen_job_buffers(c.p, workspace.data());
-      emu::EmuDevice device;
-      ASSERT_EQ(device.launch(l), ZYFA_STATUS_SUCCESS) << zyfa_last_error();
-
-      const varlen::Shape s = amd::varlen_shape(c.p);
-      std::vector<uint32_t> starts(s.batch + 1), buckets(varlen::cost_buckets(s)), words(varlen::table_words(s));
-      const uint32_t jobs =
-          varlen::build_serial(c.data.cu_q.data(), c.data.cu_k.data(), s, starts.data(), buckets.data(), words.data());
-      const uint32_t* device_words = reinterpret_cast<const uint32_t*>(workspace.data());
-      for (size_t i = 0; i < 3 + s.grid + 2 * size_t{jobs}; ++i)
-        ASSERT_EQ(device_words[i], words[i]) << cfg.name() << " variant " << variant << ": word " << i;
+      const Tables t = build_both(amd::varlen_shape(c.p), c.data.cu_q, c.data.cu_k);
+      ASSERT_EQ(t.device, t.host) << cfg.name() << " variant " << variant;
     }
+  }
+}
+
+// Long random lengths, several heads and cost buckets of many entries each: a sequence's
+// pairs of one cost in a run, several sequences per cost, sequences of no key and of fewer
+// keys than queries, costs that differ within a sequence (a short last tile, the lone middle
+// tile), and grids that do not divide the jobs.
+TEST(VarlenJobTable, RandomLengthsDeviceEqualsBuildSerial) {
+  const uint64_t seed = seed_for("VarlenJobTable/RandomLengths");
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 4; ++round) {
+    const int32_t batch = 1 + static_cast<int32_t>(rng() % 40), heads = 1 + static_cast<int32_t>(rng() % 8);
+    const int32_t max_q = 256 + static_cast<int32_t>(rng() % 8000), max_k = max_q + static_cast<int32_t>(rng() % 4000);
+    std::vector<int32_t> cu_q{3}, cu_k{5};
+    for (int32_t b = 0; b < batch; ++b) {
+      const int32_t lq = rng() % 6 == 0 ? 0 : static_cast<int32_t>(rng() % (max_q + 1));
+      const int32_t lk = rng() % 5 == 0 ? static_cast<int32_t>(rng() % (lq + 1))
+                                        : std::min(max_k, lq + static_cast<int32_t>(rng() % (max_k - lq + 1)));
+      cu_q.push_back(cu_q.back() + lq);
+      cu_k.push_back(cu_k.back() + lk);
+    }
+    const int32_t grid = std::vector<int32_t>{1, 7, 256}[rng() % 3];
+    const varlen::Shape s{batch, heads, 256, 64, max_q, max_k, cu_q.back() + 2, cu_k.back() + 1, grid};
+    const Tables t = build_both(s, cu_q, cu_k);
+    ASSERT_EQ(t.device, t.host) << "round " << round << ": batch " << batch << ", heads " << heads << ", "
+                                << (t.host.size() - 3 - grid) / 2 << " jobs";
   }
 }
 

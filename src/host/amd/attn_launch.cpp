@@ -292,7 +292,7 @@ VarlenWorkspace varlen_workspace(const FwdProblem& p) {
   VarlenWorkspace w;
   w.table_bytes = static_cast<size_t>(varlen::table_words(s) * sizeof(uint32_t));
   w.scratch_offset = align(w.table_bytes);
-  w.bytes = w.scratch_offset + align((static_cast<uint64_t>(s.batch) + 1) * sizeof(uint32_t));  // job_start
+  w.bytes = w.scratch_offset + align(varlen::scratch_layout(s).words * sizeof(uint32_t));
   return w;
 }
 

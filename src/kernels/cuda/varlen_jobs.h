@@ -24,12 +24,11 @@ struct VarlenJobArgs {
 // workspace (same table, slower sort).
 inline constexpr uint32_t kSharedCostBuckets = 10240;  // 40 KiB: under the 48 KiB without opt-in
 
-// Scratch of the builder: the jobs' first index per sequence, then the cost buckets when they
-// do not fit in shared memory.
+// Scratch of the builder: varlen::scratch_layout's words, then the cost buckets when they do
+// not fit in shared memory.
 inline size_t varlen_job_workspace_bytes(const varlen::Shape& s) {
-  const size_t starts = (static_cast<size_t>(s.batch) + 1) * sizeof(uint32_t);
   const uint32_t buckets = varlen::cost_buckets(s);
-  return starts + (buckets > kSharedCostBuckets ? buckets * sizeof(uint32_t) : 0);
+  return (varlen::scratch_layout(s).words + (buckets > kSharedCostBuckets ? buckets : 0)) * sizeof(uint32_t);
 }
 
 cudaError_t launch_varlen_job_table(const VarlenJobArgs& args, cudaStream_t stream);

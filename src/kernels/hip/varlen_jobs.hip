@@ -1,8 +1,9 @@
 // The varlen job table on gfx950, built on the device from cu_seqlens by one workgroup: the
-// steps of varlen::build_serial (kernels/varlen/varlen_jobs.h), with its running sums as
-// workgroup scans over chunks of kVarlenJobThreads values and its in-order counting-sort pass
-// one wave after another per chunk. The table is the same, word for word, and the host never
-// reads a length.
+// table of varlen::build_serial (kernels/varlen/varlen_jobs.h), word for word, but with the
+// counting sort over entries (a sequence's pair for all heads at once) instead of jobs, then
+// every job placed at once through varlen::sorted_job. Running sums are workgroup scans over
+// chunks of kVarlenJobThreads values; the in-order ranking of the entries goes one wave after
+// another per chunk. The host never reads a length.
 #include <hip/hip_runtime.h>
 
 #include "varlen_jobs_args.h"
@@ -20,22 +21,31 @@ using KernargPtr = __attribute__((address_space(4))) const VarlenJobTableArgs*;
 template <typename T>
 using gptr = __attribute__((address_space(1))) T*;
 
-// Exclusive prefix sum of v over the workgroup (a Hillis-Steele scan in LDS); *total gets the
-// sum of all. Every thread calls it (it synchronizes).
-__device__ uint64_t exclusive_scan(uint64_t v, uint64_t* sums, uint64_t* total) {
+struct Sum {
+  __device__ static uint64_t op(uint64_t a, uint64_t b) { return a + b; }
+};
+struct Max {
+  __device__ static uint64_t op(uint64_t a, uint64_t b) { return a > b ? a : b; }
+};
+
+// Inclusive scan of v over the workgroup with Op (identity 0; a Hillis-Steele scan in LDS),
+// combined with `carry`; *total gets the result over the whole chunk. Every thread calls it
+// (it synchronizes).
+template <class Op>
+__device__ uint64_t scan_chunk(uint64_t v, uint64_t carry, uint64_t* sums, uint64_t* total) {
   const int t = static_cast<int>(threadIdx.x);
   sums[t] = v;
   __syncthreads();
   for (int off = 1; off < kVarlenJobThreads; off <<= 1) {
     const uint64_t add = t >= off ? sums[t - off] : 0;
     __syncthreads();
-    sums[t] += add;
+    sums[t] = Op::op(sums[t], add);
     __syncthreads();
   }
   const uint64_t inclusive = sums[t];
   *total = sums[kVarlenJobThreads - 1];
   __syncthreads();  // sums is rewritten by the next chunk
-  return inclusive - v;
+  return Op::op(carry, inclusive);
 }
 
 // The lanes of this wave whose v equals this lane's (every lane active): one ballot per
@@ -67,6 +77,13 @@ __device__ uint32_t bucket_index(uint32_t cost, const varlen::Shape& s) {
   return b;
 }
 
+// What the runs of the sorted entries are told apart by: cost bucket and sequence.
+__device__ uint64_t run_key(uint32_t e, const uint32_t* entry_start, const int32_t* cu_q, const int32_t* cu_k,
+                            const varlen::Shape& s) {
+  const varlen::Entry en = varlen::entry_at(e, entry_start, cu_q, cu_k, s);
+  return (static_cast<uint64_t>(varlen::bucket_of(en.cost, s)) << 32) | static_cast<uint32_t>(en.b);
+}
+
 }  // namespace
 
 // The argument is declared so that the kernarg segment has its size; the body reads it
@@ -76,73 +93,114 @@ extern "C" __global__ __launch_bounds__(kVarlenJobThreads) void varlen_job_table
   __shared__ uint32_t buckets[kVarlenJobBuckets];
   const auto& a = *(KernargPtr)__builtin_amdgcn_kernarg_segment_ptr();
   const varlen::Shape s = a.shape;
+  const varlen::Scratch layout = varlen::scratch_layout(s);
   // Global pointers (generic ones would compile to flat accesses).
   const gptr<const int32_t> gq = reinterpret_cast<gptr<const int32_t>>(a.cu_seqlens_q);
   const gptr<const int32_t> gk = reinterpret_cast<gptr<const int32_t>>(a.cu_seqlens_k);
   const gptr<uint32_t> table = reinterpret_cast<gptr<uint32_t>>(a.table);
-  const gptr<uint32_t> job_start = reinterpret_cast<gptr<uint32_t>>(a.scratch);
+  const gptr<uint32_t> scratch = reinterpret_cast<gptr<uint32_t>>(a.scratch);
+  const gptr<uint32_t> entry_start = scratch;
+  const gptr<uint32_t> order = scratch + layout.order;
+  const gptr<uint32_t> run_start = scratch + layout.run_start;
+  const gptr<uint32_t> run_len = scratch + layout.run_len;
   const auto cu_q = (const int32_t*)gq;
   const auto cu_k = (const int32_t*)gk;
+  const auto starts = (const uint32_t*)entry_start;
   const uint32_t tid = threadIdx.x, lane = tid % 64, wave = tid / 64;
   const uint32_t g = static_cast<uint32_t>(s.grid), nb = varlen::cost_buckets(s);
+  const uint32_t heads = static_cast<uint32_t>(s.heads);
 
-  // Jobs per sequence, as exclusive prefix sums.
+  // Entries (pairs) per sequence, as exclusive prefix sums.
   uint64_t carry = 0, total = 0;
   for (int32_t base = 0; base < s.batch; base += kVarlenJobThreads) {
     const int32_t b = base + static_cast<int32_t>(tid);
-    const uint64_t v =
-        b < s.batch ? static_cast<uint64_t>(s.heads) * varlen::pairs_of(varlen::seq_at(cu_q, cu_k, b, s), s) : 0;
-    const uint64_t ex = exclusive_scan(v, sums, &total);
-    if (b < s.batch) job_start[b] = static_cast<uint32_t>(carry + ex);
+    const uint64_t v = b < s.batch ? varlen::pairs_of(varlen::seq_at(cu_q, cu_k, b, s), s) : 0;
+    const uint64_t in = scan_chunk<Sum>(v, carry, sums, &total);
+    if (b < s.batch) entry_start[b] = static_cast<uint32_t>(in - v);
     carry += total;
   }
-  if (tid == 0) job_start[s.batch] = static_cast<uint32_t>(carry);
-  const uint32_t jobs = static_cast<uint32_t>(carry);  // the same in every thread
+  if (tid == 0) entry_start[s.batch] = static_cast<uint32_t>(carry);
+  const uint32_t entries = static_cast<uint32_t>(carry);  // the same in every thread
+  const uint32_t jobs = entries * heads;
   for (uint32_t c = tid; c < nb; c += kVarlenJobThreads) buckets[c] = 0;
-  barrier_after_stores();  // job_start is read by every thread from here on
+  barrier_after_stores();  // entry_start is read by every thread from here on
 
-  // Jobs per cost bucket, then each bucket's first sorted position.
-  const auto starts = (const uint32_t*)job_start;
-  for (uint32_t j = tid; j < jobs; j += kVarlenJobThreads)
-    atomicAdd(&buckets[bucket_index(varlen::job_at(j, starts, cu_q, cu_k, s).cost, s)], 1u);
+  // Entries per cost bucket (one atomic per bucket and wave: a sequence's entries mostly
+  // share their cost), then each bucket's first sorted position.
+  for (uint32_t base = 0; base < entries; base += kVarlenJobThreads) {
+    const uint32_t e = base + tid;
+    const uint32_t bucket =
+        e < entries ? bucket_index(varlen::entry_at(e, starts, cu_q, cu_k, s).cost, s) : 0xFFFFFFFFu;
+    const uint64_t peers = match_any(bucket);
+    if (e < entries && lane == static_cast<uint32_t>(__builtin_ctzll(peers)))
+      atomicAdd(&buckets[bucket], static_cast<uint32_t>(__builtin_popcountll(peers)));
+  }
   __syncthreads();
   carry = 0;
   for (uint32_t base = 0; base < nb; base += kVarlenJobThreads) {
     const uint32_t c = base + tid;
     const uint64_t n = c < nb ? buckets[c] : 0;
-    const uint64_t ex = exclusive_scan(n, sums, &total);
-    if (c < nb) buckets[c] = static_cast<uint32_t>(carry + ex);
+    const uint64_t in = scan_chunk<Sum>(n, carry, sums, &total);
+    if (c < nb) buckets[c] = static_cast<uint32_t>(in - n);
     carry += total;
   }
   __syncthreads();
 
-  // Each job to its sorted position, in job order within every bucket: the lanes of a wave
-  // that share a bucket rank among themselves, and the waves of a chunk take their turns.
-  for (uint32_t base = 0; base < jobs; base += kVarlenJobThreads) {
-    const uint32_t j = base + tid;
-    varlen::Job job{varlen::kNoTile, varlen::kNoTile, 0};
-    uint32_t bucket = 0xFFFFFFFFu;  // lanes past the jobs form a group of their own
-    if (j < jobs) {
-      job = varlen::job_at(j, starts, cu_q, cu_k, s);
-      bucket = bucket_index(job.cost, s);
-    }
+  // Each entry to its sorted position, in entry order within every bucket: the lanes of a
+  // wave that share a bucket rank among themselves, and the waves of a chunk take turns.
+  for (uint32_t base = 0; base < entries; base += kVarlenJobThreads) {
+    const uint32_t e = base + tid;
+    // Lanes past the entries form a group of their own.
+    const uint32_t bucket =
+        e < entries ? bucket_index(varlen::entry_at(e, starts, cu_q, cu_k, s).cost, s) : 0xFFFFFFFFu;
     const uint64_t peers = match_any(bucket);
     const uint32_t rank = static_cast<uint32_t>(__builtin_popcountll(peers & ((uint64_t{1} << lane) - 1)));
-    uint32_t k = 0;
     for (uint32_t turn = 0; turn < kWaves; ++turn) {
       // One wave's lanes read their bucket before its first lane writes it back (one
       // instruction stream).
-      if (wave == turn && j < jobs) {
-        k = buckets[bucket] + rank;
+      if (wave == turn && e < entries) {
+        const uint32_t k = buckets[bucket] + rank;
         if (rank == 0) buckets[bucket] = k + static_cast<uint32_t>(__builtin_popcountll(peers));
+        order[k] = e;
       }
       __syncthreads();
     }
-    if (j < jobs) {
-      const uint32_t slot = varlen::slot_of(k, jobs, s.grid);
-      table[3 + g + 2 * slot] = job.tile_a;
-      table[4 + g + 2 * slot] = job.tile_b;
+  }
+  barrier_after_stores();  // order is read by every thread from here on
+
+  // The runs of equal (cost, sequence) in sorted order: each position's run start by a max
+  // scan of the positions where a run begins; a run's last position writes its length.
+  const auto sorted = (const uint32_t*)order;
+  carry = 0;
+  for (uint32_t base = 0; base < entries; base += kVarlenJobThreads) {
+    const uint32_t k = base + tid;
+    uint64_t begins = 0;
+    bool ends = false;
+    if (k < entries) {
+      const uint64_t key = run_key(sorted[k], starts, cu_q, cu_k, s);
+      begins = k == 0 || run_key(sorted[k - 1], starts, cu_q, cu_k, s) != key ? k : 0;
+      ends = k + 1 == entries || run_key(sorted[k + 1], starts, cu_q, cu_k, s) != key;
     }
+    const uint64_t rs = scan_chunk<Max>(begins, carry, sums, &total);
+    if (k < entries) {
+      run_start[k] = static_cast<uint32_t>(rs);
+      if (ends) run_len[rs] = k + 1 - static_cast<uint32_t>(rs);
+    }
+    carry = total > carry ? total : carry;
+  }
+  barrier_after_stores();  // run_start and run_len are read by every thread from here on
+
+  // Every job to its slot: head h of the entry at sorted position k.
+  const auto rstart = (const uint32_t*)run_start;
+  const auto rlen = (const uint32_t*)run_len;
+  for (uint32_t i = tid; i < jobs; i += kVarlenJobThreads) {
+    const uint32_t k = i / heads, h = i - k * heads, rs = rstart[k];
+    const uint32_t e = sorted[k];
+    const int32_t b = varlen::sequence_of(e, starts, s.batch);
+    const varlen::Job job = varlen::pair_job(varlen::seq_at(cu_q, cu_k, b, s), b, h, e - starts[b], s);
+    const uint32_t slot = varlen::slot_of(varlen::sorted_job(k, rs, rlen[rs], h, s), jobs, s.grid);
+    table[3 + g + 2 * slot] = job.tile_a;
+    table[4 + g + 2 * slot] = job.tile_b;
   }
   if (tid <= g) varlen::write_header((uint32_t*)table, tid, kVarlenJobThreads, jobs, s);
 }

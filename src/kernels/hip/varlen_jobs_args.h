@@ -17,7 +17,7 @@ struct ZYFA_KERNEL_ARGS VarlenJobTableArgs {
   uint64_t cu_seqlens_q;  // batch + 1 int32 each
   uint64_t cu_seqlens_k;
   uint64_t table;    // varlen::table_words(shape) uint32 words
-  uint64_t scratch;  // job_start: batch + 1 uint32 words
+  uint64_t scratch;  // varlen::scratch_layout(shape).words uint32 words
   varlen::Shape shape;
 };
 

@@ -116,9 +116,10 @@ ZYFA_VARLEN_HD inline int64_t group_columns(int64_t total_k, int32_t batch, int6
 // Jobs of the table at most, from the shape alone (sizes the device buffers): a sequence has
 // at most ceil(n_tiles / 2) pairs per head since lq <= max_q. (A bound through total_q would
 // be smaller, but bad prefix sums may make clamped sequences overlap.)
-ZYFA_VARLEN_HD inline uint64_t job_capacity(const Shape& s) {
-  return static_cast<uint64_t>(s.heads) * static_cast<uint64_t>(s.batch) * ((n_tiles(s) + 1) / 2);
+ZYFA_VARLEN_HD inline uint64_t entry_capacity(const Shape& s) {  // pairs (b, p), all heads at once
+  return static_cast<uint64_t>(s.batch) * ((n_tiles(s) + 1) / 2);
 }
+ZYFA_VARLEN_HD inline uint64_t job_capacity(const Shape& s) { return static_cast<uint64_t>(s.heads) * entry_capacity(s); }
 ZYFA_VARLEN_HD inline uint64_t table_words(const Shape& s) { return 3 + static_cast<uint64_t>(s.grid) + 2 * job_capacity(s); }
 
 // Job j, given the first job of each sequence (job_start[b], b = 0..batch, exclusive prefix
@@ -127,27 +128,70 @@ struct Job {
   uint32_t tile_a, tile_b, cost;
 };
 
-ZYFA_VARLEN_HD inline int32_t sequence_of_job(uint32_t j, const uint32_t* job_start, int32_t batch) {
-  int32_t lo = 0, hi = batch;  // the last b with job_start[b] <= j (sequences of no job skipped)
+// The last b with starts[b] <= i: the sequence of job (or entry, below) i, sequences of none
+// skipped.
+ZYFA_VARLEN_HD inline int32_t sequence_of(uint32_t i, const uint32_t* starts, int32_t batch) {
+  int32_t lo = 0, hi = batch;
   while (hi - lo > 1) {
     const int32_t mid = (lo + hi) / 2;
-    if (job_start[mid] <= j) lo = mid; else hi = mid;
+    if (starts[mid] <= i) lo = mid; else hi = mid;
   }
   return lo;
 }
 
-ZYFA_VARLEN_HD inline Job job_at(uint32_t j, const uint32_t* job_start, const int32_t* cu_q, const int32_t* cu_k,
-                                 const Shape& s) {
-  const int32_t b = sequence_of_job(j, job_start, s.batch);
-  const Seq q = seq_at(cu_q, cu_k, b, s);
-  const uint32_t pairs = pairs_of(q, s), tiles = tiles_of(q, s), local = j - job_start[b];
-  const uint32_t h = local / pairs, p = local - h * pairs, other = tiles - 1 - p;
+// Pair p of sequence b (seq q) for query head h.
+ZYFA_VARLEN_HD inline Job pair_job(const Seq& q, int32_t b, uint32_t h, uint32_t p, const Shape& s) {
+  const uint32_t tiles = tiles_of(q, s), other = tiles - 1 - p;
   const uint32_t stream = (static_cast<uint32_t>(b) * static_cast<uint32_t>(s.heads) + h) * n_tiles(s);
   Job r;
   r.tile_a = stream + p;
   r.tile_b = other != p ? stream + other : kNoTile;
   r.cost = tile_blocks(q, p, s) + kTileOverhead + (other != p ? tile_blocks(q, other, s) + kTileOverhead : 0);
   return r;
+}
+
+ZYFA_VARLEN_HD inline Job job_at(uint32_t j, const uint32_t* job_start, const int32_t* cu_q, const int32_t* cu_k,
+                                 const Shape& s) {
+  const int32_t b = sequence_of(j, job_start, s.batch);
+  const Seq q = seq_at(cu_q, cu_k, b, s);
+  const uint32_t pairs = pairs_of(q, s), local = j - job_start[b];
+  const uint32_t h = local / pairs;
+  return pair_job(q, b, h, local - h * pairs, s);
+}
+
+// The device builders sort entries rather than jobs: an entry is one pair (b, p) of a
+// sequence for all heads at once, which share its cost, so there are `heads` times fewer to
+// rank. Entry e, given entry_start (exclusive prefix sums of pairs_of), in (b, p) order.
+struct Entry {
+  int32_t b;
+  uint32_t p, cost;
+};
+ZYFA_VARLEN_HD inline Entry entry_at(uint32_t e, const uint32_t* entry_start, const int32_t* cu_q, const int32_t* cu_k,
+                                     const Shape& s) {
+  const int32_t b = sequence_of(e, entry_start, s.batch);
+  const uint32_t p = e - entry_start[b];
+  return {b, p, pair_job(seq_at(cu_q, cu_k, b, s), b, 0, p, s).cost};
+}
+
+// Where build_serial puts a job, from the entries sorted stably by cost. In that order the
+// entries of one sequence and one cost form a run [rs, rs + len) (the order within a cost is
+// (b, p)). Sorted stably, the jobs of that cost come in job order (b, h, p): all jobs of the
+// earlier runs of the cost (heads each), then sequence b's heads one after another, each
+// with its len pairs in p order. Counting the jobs of earlier costs too (heads per entry),
+// head h of the entry at sorted position k lands at heads * rs + h * len + (k - rs).
+ZYFA_VARLEN_HD inline uint32_t sorted_job(uint32_t k, uint32_t rs, uint32_t len, uint32_t h, const Shape& s) {
+  return static_cast<uint32_t>(s.heads) * rs + h * len + (k - rs);
+}
+
+// Scratch of the device builders, as offsets in uint32 words: entry_start (batch + 1 words),
+// then per sorted position k the entry there (order), its run's first position (run_start)
+// and, at a run's first position, the run's length (run_len).
+struct Scratch {
+  uint64_t order, run_start, run_len, words;
+};
+ZYFA_VARLEN_HD inline Scratch scratch_layout(const Shape& s) {
+  const uint64_t first = static_cast<uint64_t>(s.batch) + 1, e = entry_capacity(s);
+  return {first, first + e, first + 2 * e, first + 3 * e};
 }
 
 // Sort key of a job: its bucket in the counting sort, largest cost first.
