@@ -1,7 +1,7 @@
 // One block builds a varlen job table from device prefix sums: the table of
 // varlen::build_serial (kernels/varlen/varlen_jobs.h), word for word, but with the counting
-// sort over entries (a sequence's pair for all heads at once) instead of jobs, then every job
-// placed at once through varlen::sorted_job. Running sums are block scans over chunks of the
+// sort over entries (a sequence's pair for all heads at once) instead of jobs, then each
+// entry's jobs placed through varlen::sorted_job. Running sums are block scans over chunks of the
 // block's width; the in-order ranking of the entries goes one warp after another per chunk.
 #include "kernels/cuda/varlen_jobs.h"
 
@@ -48,12 +48,6 @@ __device__ unsigned long long scan_chunk(unsigned long long v, unsigned long lon
   return inclusive;
 }
 
-// What the runs of the sorted entries are told apart by: cost bucket and sequence.
-__device__ unsigned long long run_key(uint32_t e, const uint32_t* entry_start, const VarlenJobArgs& a) {
-  const varlen::Entry en = varlen::entry_at(e, entry_start, a.cu_seqlens_q, a.cu_seqlens_k, a.shape);
-  return (static_cast<unsigned long long>(varlen::bucket_of(en.cost, a.shape)) << 32) | static_cast<uint32_t>(en.b);
-}
-
 __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const VarlenJobArgs a) {
   __shared__ unsigned long long warp_sums[kWarps];
   extern __shared__ uint32_t shared_buckets[];
@@ -61,6 +55,8 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   uint32_t* const scratch = static_cast<uint32_t*>(a.workspace);
   const varlen::Scratch layout = varlen::scratch_layout(s);
   uint32_t* const entry_start = scratch;
+  uint32_t* const entry_bucket = scratch + layout.entry_bucket;
+  uint32_t* const entry_seq = scratch + layout.entry_seq;
   uint32_t* const order = scratch + layout.order;
   uint32_t* const run_start = scratch + layout.run_start;
   uint32_t* const run_len = scratch + layout.run_len;
@@ -90,8 +86,13 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   // share their cost), then each bucket's first sorted position.
   for (uint32_t base = 0; base < entries; base += kThreads) {
     const uint32_t e = base + threadIdx.x;
-    const uint32_t bucket = e < entries ? varlen::bucket_of(varlen::entry_at(e, entry_start, cu_q, cu_k, s).cost, s)
-                                        : 0xFFFFFFFFu;
+    uint32_t bucket = 0xFFFFFFFFu;  // lanes past the entries form a group of their own
+    if (e < entries) {
+      const varlen::Entry en = varlen::entry_at(e, entry_start, cu_q, cu_k, s);
+      bucket = varlen::bucket_of(en.cost, s);
+      entry_bucket[e] = bucket;
+      entry_seq[e] = static_cast<uint32_t>(en.b);
+    }
     const uint32_t peers = __match_any_sync(0xFFFFFFFFu, bucket);
     if (e < entries && lane == __ffs(peers) - 1) atomicAdd(&buckets[bucket], __popc(peers));
   }
@@ -110,8 +111,7 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   // warp that share a bucket rank among themselves, and the warps of a chunk take turns.
   for (uint32_t base = 0; base < entries; base += kThreads) {
     const uint32_t e = base + threadIdx.x;
-    const uint32_t bucket = e < entries ? varlen::bucket_of(varlen::entry_at(e, entry_start, cu_q, cu_k, s).cost, s)
-                                        : 0xFFFFFFFFu;  // lanes past the entries form a group of their own
+    const uint32_t bucket = e < entries ? entry_bucket[e] : 0xFFFFFFFFu;
     const uint32_t peers = __match_any_sync(0xFFFFFFFFu, bucket);
     const uint32_t rank = __popc(peers & ((1u << lane) - 1u));
     for (int turn = 0; turn < kWarps; ++turn) {
@@ -130,12 +130,17 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   carry = 0;
   for (uint32_t base = 0; base < entries; base += kThreads) {
     const uint32_t k = base + threadIdx.x;
-    unsigned long long key = 0, begins = 0;
+    unsigned long long begins = 0;
     bool ends = false;
     if (k < entries) {
-      key = run_key(order[k], entry_start, a);
-      begins = k == 0 || run_key(order[k - 1], entry_start, a) != key ? k : 0;
-      ends = k + 1 == entries || run_key(order[k + 1], entry_start, a) != key;
+      // Runs are told apart by cost bucket and sequence.
+      const auto key = [&](uint32_t at) {
+        const uint32_t e = order[at];
+        return (static_cast<unsigned long long>(entry_bucket[e]) << 32) | entry_seq[e];
+      };
+      const unsigned long long here = key(k);
+      begins = k == 0 || key(k - 1) != here ? k : 0;
+      ends = k + 1 == entries || key(k + 1) != here;
     }
     const unsigned long long rs = scan_chunk<Max>(begins, carry, warp_sums, &total);
     if (k < entries) {
@@ -146,15 +151,20 @@ __global__ void __launch_bounds__(kThreads) varlen_job_table_kernel(const Varlen
   }
   __syncthreads();
 
-  // Every job to its slot: head h of the entry at sorted position k.
-  for (uint32_t i = threadIdx.x; i < jobs; i += kThreads) {
-    const uint32_t k = i / heads, h = i - k * heads, rs = run_start[k];
-    const uint32_t e = order[k];
-    const int32_t b = varlen::sequence_of(e, entry_start, s.batch);
-    const varlen::Job job = varlen::pair_job(varlen::seq_at(cu_q, cu_k, b, s), b, h, e - entry_start[b], s);
-    const uint32_t slot = varlen::slot_of(varlen::sorted_job(k, rs, run_len[rs], h, s), jobs, s.grid);
-    a.table[3 + g + 2 * slot] = job.tile_a;
-    a.table[4 + g + 2 * slot] = job.tile_b;
+  // Every job to its slot: the heads of the entry at sorted position k, from one thread, so
+  // that the reads that find the entry's sequence (a chain of dependent loads) happen once
+  // per entry rather than once per job.
+  for (uint32_t k = threadIdx.x; k < entries; k += kThreads) {
+    const uint32_t e = order[k], rs = run_start[k], len = run_len[rs];
+    const int32_t b = static_cast<int32_t>(entry_seq[e]);
+    const varlen::Seq q = varlen::seq_at(cu_q, cu_k, b, s);
+    const uint32_t p = e - entry_start[b];
+    for (uint32_t h = 0; h < heads; ++h) {
+      const varlen::Job job = varlen::pair_job(q, b, h, p, s);
+      const uint32_t slot = varlen::slot_of(varlen::sorted_job(k, rs, len, h, s), jobs, s.grid);
+      a.table[3 + g + 2 * slot] = job.tile_a;
+      a.table[4 + g + 2 * slot] = job.tile_b;
+    }
   }
   if (threadIdx.x <= g) varlen::write_header(a.table, threadIdx.x, kThreads, jobs, s);
 }

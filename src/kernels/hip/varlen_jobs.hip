@@ -1,7 +1,7 @@
 // The varlen job table on gfx950, built on the device from cu_seqlens by one workgroup: the
 // table of varlen::build_serial (kernels/varlen/varlen_jobs.h), word for word, but with the
 // counting sort over entries (a sequence's pair for all heads at once) instead of jobs, then
-// every job placed at once through varlen::sorted_job. Running sums are workgroup scans over
+// each entry's jobs placed through varlen::sorted_job. Running sums are workgroup scans over
 // chunks of kVarlenJobThreads values; the in-order ranking of the entries goes one wave after
 // another per chunk. The host never reads a length.
 #include <hip/hip_runtime.h>
@@ -77,13 +77,6 @@ __device__ uint32_t bucket_index(uint32_t cost, const varlen::Shape& s) {
   return b;
 }
 
-// What the runs of the sorted entries are told apart by: cost bucket and sequence.
-__device__ uint64_t run_key(uint32_t e, const uint32_t* entry_start, const int32_t* cu_q, const int32_t* cu_k,
-                            const varlen::Shape& s) {
-  const varlen::Entry en = varlen::entry_at(e, entry_start, cu_q, cu_k, s);
-  return (static_cast<uint64_t>(varlen::bucket_of(en.cost, s)) << 32) | static_cast<uint32_t>(en.b);
-}
-
 }  // namespace
 
 // The argument is declared so that the kernarg segment has its size; the body reads it
@@ -100,6 +93,8 @@ extern "C" __global__ __launch_bounds__(kVarlenJobThreads) void varlen_job_table
   const gptr<uint32_t> table = reinterpret_cast<gptr<uint32_t>>(a.table);
   const gptr<uint32_t> scratch = reinterpret_cast<gptr<uint32_t>>(a.scratch);
   const gptr<uint32_t> entry_start = scratch;
+  const gptr<uint32_t> entry_bucket = scratch + layout.entry_bucket;
+  const gptr<uint32_t> entry_seq = scratch + layout.entry_seq;
   const gptr<uint32_t> order = scratch + layout.order;
   const gptr<uint32_t> run_start = scratch + layout.run_start;
   const gptr<uint32_t> run_len = scratch + layout.run_len;
@@ -129,13 +124,18 @@ extern "C" __global__ __launch_bounds__(kVarlenJobThreads) void varlen_job_table
   // share their cost), then each bucket's first sorted position.
   for (uint32_t base = 0; base < entries; base += kVarlenJobThreads) {
     const uint32_t e = base + tid;
-    const uint32_t bucket =
-        e < entries ? bucket_index(varlen::entry_at(e, starts, cu_q, cu_k, s).cost, s) : 0xFFFFFFFFu;
+    uint32_t bucket = 0xFFFFFFFFu;  // lanes past the entries form a group of their own
+    if (e < entries) {
+      const varlen::Entry en = varlen::entry_at(e, starts, cu_q, cu_k, s);
+      bucket = bucket_index(en.cost, s);
+      entry_bucket[e] = bucket;
+      entry_seq[e] = static_cast<uint32_t>(en.b);
+    }
     const uint64_t peers = match_any(bucket);
     if (e < entries && lane == static_cast<uint32_t>(__builtin_ctzll(peers)))
       atomicAdd(&buckets[bucket], static_cast<uint32_t>(__builtin_popcountll(peers)));
   }
-  __syncthreads();
+  barrier_after_stores();  // entry_bucket and entry_seq are read by every thread from here on
   carry = 0;
   for (uint32_t base = 0; base < nb; base += kVarlenJobThreads) {
     const uint32_t c = base + tid;
@@ -150,9 +150,13 @@ extern "C" __global__ __launch_bounds__(kVarlenJobThreads) void varlen_job_table
   // wave that share a bucket rank among themselves, and the waves of a chunk take turns.
   for (uint32_t base = 0; base < entries; base += kVarlenJobThreads) {
     const uint32_t e = base + tid;
-    // Lanes past the entries form a group of their own.
-    const uint32_t bucket =
-        e < entries ? bucket_index(varlen::entry_at(e, starts, cu_q, cu_k, s).cost, s) : 0xFFFFFFFFu;
+    // Lanes past the entries form a group of their own. (The bucket goes through
+    // bucket_index's opaque copy again: it is an LDS address below.)
+    uint32_t bucket = 0xFFFFFFFFu;
+    if (e < entries) {
+      bucket = ((const uint32_t*)entry_bucket)[e];
+      asm volatile("" : "+v"(bucket));
+    }
     const uint64_t peers = match_any(bucket);
     const uint32_t rank = static_cast<uint32_t>(__builtin_popcountll(peers & ((uint64_t{1} << lane) - 1)));
     for (uint32_t turn = 0; turn < kWaves; ++turn) {
@@ -177,9 +181,16 @@ extern "C" __global__ __launch_bounds__(kVarlenJobThreads) void varlen_job_table
     uint64_t begins = 0;
     bool ends = false;
     if (k < entries) {
-      const uint64_t key = run_key(sorted[k], starts, cu_q, cu_k, s);
-      begins = k == 0 || run_key(sorted[k - 1], starts, cu_q, cu_k, s) != key ? k : 0;
-      ends = k + 1 == entries || run_key(sorted[k + 1], starts, cu_q, cu_k, s) != key;
+      // Runs are told apart by cost bucket and sequence.
+      const auto buckets_of = (const uint32_t*)entry_bucket;
+      const auto seqs_of = (const uint32_t*)entry_seq;
+      const auto key = [&](uint32_t at) {
+        const uint32_t e = sorted[at];
+        return (static_cast<uint64_t>(buckets_of[e]) << 32) | seqs_of[e];
+      };
+      const uint64_t here = key(k);
+      begins = k == 0 || key(k - 1) != here ? k : 0;
+      ends = k + 1 == entries || key(k + 1) != here;
     }
     const uint64_t rs = scan_chunk<Max>(begins, carry, sums, &total);
     if (k < entries) {
@@ -190,17 +201,22 @@ extern "C" __global__ __launch_bounds__(kVarlenJobThreads) void varlen_job_table
   }
   barrier_after_stores();  // run_start and run_len are read by every thread from here on
 
-  // Every job to its slot: head h of the entry at sorted position k.
+  // Every job to its slot: the heads of the entry at sorted position k, from one thread, so
+  // that the reads that find the entry's sequence (a chain of dependent loads) happen once
+  // per entry rather than once per job.
   const auto rstart = (const uint32_t*)run_start;
   const auto rlen = (const uint32_t*)run_len;
-  for (uint32_t i = tid; i < jobs; i += kVarlenJobThreads) {
-    const uint32_t k = i / heads, h = i - k * heads, rs = rstart[k];
-    const uint32_t e = sorted[k];
-    const int32_t b = varlen::sequence_of(e, starts, s.batch);
-    const varlen::Job job = varlen::pair_job(varlen::seq_at(cu_q, cu_k, b, s), b, h, e - starts[b], s);
-    const uint32_t slot = varlen::slot_of(varlen::sorted_job(k, rs, rlen[rs], h, s), jobs, s.grid);
-    table[3 + g + 2 * slot] = job.tile_a;
-    table[4 + g + 2 * slot] = job.tile_b;
+  for (uint32_t k = tid; k < entries; k += kVarlenJobThreads) {
+    const uint32_t e = sorted[k], rs = rstart[k], len = rlen[rs];
+    const int32_t b = static_cast<int32_t>(((const uint32_t*)entry_seq)[e]);
+    const varlen::Seq q = varlen::seq_at(cu_q, cu_k, b, s);
+    const uint32_t p = e - starts[b];
+    for (uint32_t h = 0; h < heads; ++h) {
+      const varlen::Job job = varlen::pair_job(q, b, h, p, s);
+      const uint32_t slot = varlen::slot_of(varlen::sorted_job(k, rs, len, h, s), jobs, s.grid);
+      table[3 + g + 2 * slot] = job.tile_a;
+      table[4 + g + 2 * slot] = job.tile_b;
+    }
   }
   if (tid <= g) varlen::write_header((uint32_t*)table, tid, kVarlenJobThreads, jobs, s);
 }

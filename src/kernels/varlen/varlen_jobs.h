@@ -183,15 +183,17 @@ ZYFA_VARLEN_HD inline uint32_t sorted_job(uint32_t k, uint32_t rs, uint32_t len,
   return static_cast<uint32_t>(s.heads) * rs + h * len + (k - rs);
 }
 
-// Scratch of the device builders, as offsets in uint32 words: entry_start (batch + 1 words),
-// then per sorted position k the entry there (order), its run's first position (run_start)
-// and, at a run's first position, the run's length (run_len).
+// Scratch of the device builders, as offsets in uint32 words: entry_start (batch + 1 words);
+// per entry e its cost bucket and sequence (entry_bucket, entry_seq: read once through
+// entry_at, whose binary search is a chain of dependent loads); per sorted position k the
+// entry there (order) and its run's first position (run_start); and, at a run's first
+// position, the run's length (run_len).
 struct Scratch {
-  uint64_t order, run_start, run_len, words;
+  uint64_t entry_bucket, entry_seq, order, run_start, run_len, words;
 };
 ZYFA_VARLEN_HD inline Scratch scratch_layout(const Shape& s) {
   const uint64_t first = static_cast<uint64_t>(s.batch) + 1, e = entry_capacity(s);
-  return {first, first + e, first + 2 * e, first + 3 * e};
+  return {first, first + e, first + 2 * e, first + 3 * e, first + 4 * e, first + 5 * e};
 }
 
 // Sort key of a job: its bucket in the counting sort, largest cost first.
