@@ -74,6 +74,7 @@ struct Options {
   InputKind inputs = InputKind::GAUSSIAN;
   bool cudnn = true;
   bool check = false;
+  bool lse = false;  // --lse: the timed call (cpu, emu, --model) writes the LSE too
   double max_rel_error = 0;  // --max-rel-error: fail when a checked row's error exceeds it (0: never)
   std::string model;   // "mi355x": predicted times from the timing model (emu backend)
   int model_cus = 1;   // CUs simulated per launch (0: every busy CU)
@@ -88,7 +89,7 @@ struct Options {
                "%s\nusage: zyfa-bench [--backend cuda|cpu|emu|hip] [--dtype bf16,fp8] [--d 128,192]\n"
                "  [--gqa 1,4] [--seqlen 2048,4096,...] [--batch B] [--heads H] [--warmup N] [--iters N]\n"
                "  [--runs N] [--idle SECONDS] [--inputs gaussian|realistic] [--input-std X] [--no-cudnn]\n"
-               "  [--check] [--json FILE] [--op fwd|quantize] [--model mi355x [--model-cus N]]\n"
+               "  [--check] [--lse] [--json FILE] [--op fwd|quantize] [--model mi355x [--model-cus N]]\n"
                "  [--varlen L1,L2,...|random:N:LO:HI:SEED [--varlen-k-extra X]] [--chunk LQ:LK]\n"
                "--varlen: one batch of sequences of these query lengths packed along the rows (cu_seqlens;\n"
                "  cuDNN: ragged offsets), X more keys than queries each (a cached prefix); --heads 32, --d 128 and\n"
@@ -99,6 +100,7 @@ struct Options {
                "--check: error against fp64 on sampled rows (per-row mean/max, pooled, LSE per row); varlen:\n"
                "  the first, last and longest sequences; --max-rel-error X (implies --check): exit 1 when\n"
                "  a checked row's relative error exceeds X, an output is not finite or ZYFA refused a call\n"
+               "--lse: the timed call on cpu/emu (and the predicted one) also writes the LSE\n"
                "--model mi355x (with --backend emu): predicted MI355X kernel times from the timing model\n"
                "  instead of host timings, with AITER's kernels beside ZYFA's when .cache/aiter is present;\n"
                "  --model-cus N: CUs simulated per launch (default 1, 0 = all; docs/timing-model.md)\n",
@@ -165,6 +167,7 @@ Options parse(int argc, char** argv) {
     }
     else if (a == "--no-cudnn") o.cudnn = false;
     else if (a == "--check") o.check = true;
+    else if (a == "--lse") o.lse = true;
     else if (a == "--max-rel-error") o.max_rel_error = std::stod(next()), o.check = true;
     else if (a == "--json") o.json = next();
     else if (a == "--op") o.op = next();
@@ -471,6 +474,7 @@ Kernel zyfa_kernel(zyfa_handle_t h, const zyfa_fwd_desc_t* d, const std::string&
 struct HostCall {
   std::vector<uint8_t> q, k, v;
   std::vector<uint16_t> out;
+  std::vector<float> lse;  // with --lse
   std::vector<int32_t> cu_q, cu_k;
   float descale[3] = {1, 1, 1};
   zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;
@@ -530,6 +534,10 @@ bool prepare_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, cons
   }
   call->d = fwd_desc(c, call->q.data(), call->k.data(), call->v.data(), call->out.data(), call->cu_q.data(),
                      call->cu_k.data(), backend);
+  if (o.lse) {
+    call->lse.resize(c.batch * c.heads * c.seqlen);
+    call->d.lse = call->lse.data();
+  }
   if (fp8) {
     call->d.q_descale = zyfa_descale_host(call->descale[0]);
     call->d.k_descale = zyfa_descale_host(call->descale[1]);

@@ -35,7 +35,8 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      straight from registers as the B operand with the E8M0 scale 127 - k (2^-k removes the
      block's lift); one more MFMA with a ones A operand adds the same rounded P (times 2^-k)
      into the row-sum accumulator L (O and L are VGPRs);
-  5. after the last block: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L);
+  5. after the last block: out = O * (dv / L) rounded to BF16 (RNE), LSE = ln 2 (m + log2 L)
+     (in a sequence's first 64 rows with the unrounded 2^x instead of the rounded P: lse_row_sum());
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
 Wave w sees blocks 0 .. 4t + w/2 (the last one through the causal mask); it skips the rest but
@@ -98,6 +99,7 @@ BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written
 RESCALE_THRESHOLD = 0.125
 LARGE_M = 2.0 ** 14   # |running max| from which lean P takes the out-of-line path (8m: ulp 2^-6)
 LN2 = 0.6931471805599453
+LSE_OFFSET = -0.005   # fp8_model.h kLeanLseOffset: nats added to the LSE (the mean of lean P's bias)
 assert D_V == 128 and KBUF + 32 * 3 * KROW + D_QK < 1 << 16
 
 
@@ -183,7 +185,11 @@ V_BM = V_T + 12    # block maximum (raw accumulator units)
 V_DM0 = V_T + 13   # the diagonal block's key distance (mask_block)
 V_C = V_T + 14     # lean-P addend of the block (a packed-math operand pair)
 V_ALPHA = V_T + 16  # alpha (the pair: v_pk_mul)
-assert V_T % 2 == 0 and V_ALPHA + 2 <= V_KOP + 16 * NQ
+# the LSE's row sum (lse_row_sum()): set in the diagonal block's softmax, read by the epilogue;
+# nothing in between writes it (past its diagonal block a wave runs only the staging, whose
+# temporaries are V_T .. V_T + 11, and its last matrix phase reads no K)
+V_LSE_SUM = V_T + 18
+assert V_T % 2 == 0 and V_LSE_SUM < V_KOP + 16 * NQ
 V_VRJ = tuple(_r() for _ in range(4))  # V transposing-read address of dv block J
 V_KOFF, V_KMAX = _r(), _r()  # staging K row: lane offset, its clamp
 V_KTOFF, V_KTMAX = (_r(), _r()) if NQ == 3 else (None, None)  # the same for the d 128..191 staging
@@ -719,8 +725,9 @@ def rescale_accumulators():
             for i in range(0, ACC_REGS, 2)]
 
 
-def softmax():
-    """Softmax of the current 64-key block (the lane's 32 scores in V_S) into the P codes."""
+def softmax(diagonal: bool = False):
+    """Softmax of the current 64-key block (the lane's 32 scores in V_S) into the P codes;
+    `diagonal`: the wave's diagonal block (its last), whose unrounded sum the LSE takes."""
     t = V_T
     b = ["// block maximum (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
     b += max_of(V_BM, [V_S + i for i in range(32)])
@@ -764,6 +771,7 @@ def softmax():
           "// writes its code straight into its byte of the P operand (SDWA dst_sel, other bytes",
           "// kept), byte-major so that writes to one dword are 8 instructions apart (a partial",
           "// write needs 1 wait state before the register is read again)"]
+    b += lse_row_sum() if diagonal else []
     large, codes = L("large_scores"), L("p_codes")
     b += [f"s_cmp_lg_u32 s{S_LARGE}, 0",
           f"s_cbranch_scc1 {large}"]
@@ -778,6 +786,53 @@ def softmax():
             for e in range(4):
                 b.append(f"v_cvt_u32_f32_sdwa v{V_P + 4 * i + e}, v{V_S + 16 * i + 4 * e + byte} "
                          f"dst_sel:BYTE_{byte} dst_unused:UNUSED_PRESERVE src0_sel:DWORD")
+    return b
+
+
+def lse_row_sum():
+    """In a sequence's first 64 rows (the waves whose diagonal block is block 0), the row sum
+    the LSE takes, into V_LSE_SUM: the fp32 sum of the block's unrounded 2^x, x = acc F - m
+    (the product rounded as m was, so that the row maximum gets x = 0 exactly at any magnitude,
+    as lean_p_large_scores() says; masked keys: 2^-inf = 0), over the row's keys (the partner lane's half by
+    v_permlane32_swap), plus L, which is 0 before the row's first block. These rows see at most
+    64 keys, often a few that dominate, whose e4m3 rounding (up to 7% each with lean P) would go
+    into the LSE undiluted; the output keeps the rounded denominator, so its weights still sum
+    to one. Every other row's LSE takes L (epilogue_values()): there, in every later diagonal
+    block, the 32 exponentials per lane cost the waves whose diagonal block is the tile's last
+    more than 500 clocks at the end of every query tile, for less than what lean P's rounding
+    in the rows' earlier blocks leaves (docs/numerics.md). Skipped without an LSE output.
+    Temporaries V_T .. V_T + 9."""
+    t = V_T
+    skip = L("no_lse")
+    b = ["// LSE of the first 64 rows: the block's unrounded 2^x (docs/numerics.md)",
+         f"s_cmp_lg_u32 s{S_KT}, 0",
+         f"s_cbranch_scc1 {skip}",
+         f"s_cmp_eq_u64 s[{S_LSE}:{S_LSE + 1}], 0",
+         f"s_cbranch_scc1 {skip}",
+         f"v_mov_b32 v{t}, v{V_F}",
+         f"v_xor_b32 v{t + 2}, 0x80000000, v{V_M}",
+         f"v_mov_b32 v{t + 4}, 0",
+         f"v_mov_b32 v{t + 5}, 0"]
+    # pairs of scores into alternating pairs t + 6, t + 8; each pair's sum is added after the
+    # next pair's exponentials (the wait state after a transcendental)
+    pair = lambda i: t + 6 + 2 * (i % 2)
+    for i in range(16):
+        x = pair(i)
+        b += [f"v_pk_mul_f32 {vr(x, 2)}, {vr(V_S + 2 * i, 2)}, {vr(t, 2)} op_sel_hi:[1,0]",
+              f"v_pk_add_f32 {vr(x, 2)}, {vr(x, 2)}, {vr(t + 2, 2)} op_sel_hi:[1,0]",
+              f"v_exp_f32 v{x}, v{x}",
+              f"v_exp_f32 v{x + 1}, v{x + 1}"]
+        if i:
+            b.append(f"v_pk_add_f32 {vr(t + 4, 2)}, {vr(t + 4, 2)}, {vr(pair(i - 1), 2)}")
+    b += ["s_nop 0",
+          f"v_pk_add_f32 {vr(t + 4, 2)}, {vr(t + 4, 2)}, {vr(pair(15), 2)}",
+          f"v_add_f32 v{t + 4}, v{t + 4}, v{t + 5}",
+          f"v_mov_b32 v{t + 6}, v{t + 4}",
+          "s_nop 1",
+          f"v_permlane32_swap_b32 v{t + 6}, v{t + 4}",
+          f"v_add_f32 v{t + 4}, v{t + 4}, v{t + 6}",
+          f"v_add_f32 v{V_LSE_SUM}, v{A_L}, v{t + 4}",
+          f"{skip}:"]
     return b
 
 
@@ -925,8 +980,7 @@ def body_step(r: int, lead: bool, steady: bool):
               f"s_add_u32 s{S_T0}, s{S_KT}, 1",
               f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
               f"s_cbranch_scc1 {unmasked}"]
-        b += mask_block()
-        b += [f"{unmasked}:"]
+        b += mask_block() + softmax(diagonal=True) + [f"s_branch {no_softmax}", f"{unmasked}:"]
     b += softmax()
     b += [f"{no_softmax}:"] if not steady else []
     b += stage(r, steady)
@@ -1025,11 +1079,17 @@ def epilogue_values():
         "s_nop 0",
         f"v_cndmask_b32 v{V_FACTOR}, v{t + 5}, v{t}, vcc",
         f"v_mov_b32 v{V_OROW}, v{V_QROW}",
-        "// LSE (natural log) from the rounded P: ln 2 (m + log2 L)",
-        f"v_log_f32 v{t + 2}, v{V_LSUM}",
+        "// LSE (natural log): ln 2 (m + log2 L) + LSE_OFFSET, the first 64 rows' from their",
+        "// unrounded sum instead, without the offset (lse_row_sum())",
+        f"s_cmp_eq_u32 s{S_NBW}, 1",
+        f"s_cselect_b64 s[{S_Y}:{S_Y + 1}], -1, 0",
+        f"s_cselect_b32 s{S_T1}, 0, {f32(LSE_OFFSET)}",
+        f"v_cndmask_b32_e64 v{t + 2}, v{V_LSUM}, v{V_LSE_SUM}, s[{S_Y}:{S_Y + 1}]",
+        f"v_log_f32 v{t + 2}, v{t + 2}",
         "s_nop 0",
         f"v_add_f32 v{t + 2}, v{V_M}, v{t + 2}",
-        f"v_mul_f32 v{V_LSE}, {f32(LN2)}, v{t + 2}"]
+        f"v_mul_f32 v{V_LSE}, {f32(LN2)}, v{t + 2}",
+        f"v_add_f32 v{V_LSE}, s{S_T1}, v{V_LSE}"]
     # out base of (b, h) in bytes: out + 2 (b * os0 + h * os2), then the lane's row and half
     b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], 0"]
     b += mad64(S_X, S_OS, S_B) + mad64(S_X, S_OS + 4, S_H)
@@ -1155,6 +1215,8 @@ def print_stats():
     print(schedule_stats.report("  + diagonal block mask", schedule_stats.count(mask_block())))
     print(schedule_stats.report("  + V NaN check of the last two key tiles (zeroing only when one is found)",
                                 schedule_stats.count(check)))
+    print(schedule_stats.report("  + the LSE's unrounded sum of a sequence's first block (with an LSE output)",
+                                schedule_stats.count(lse_row_sum())))
     print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125), large-max flag",
                                 schedule_stats.count(rescale)))
     print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue_values() + epilogue_stores())))

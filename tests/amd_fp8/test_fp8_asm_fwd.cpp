@@ -45,6 +45,30 @@ constexpr double kDisagreeRows = 0.01;   // fraction of rows allowed to disagree
 constexpr double kRowMax = 0.1;          // relative L2 of any row: a wrong row is off by ~1
 constexpr double kLseMax = 0.03;         // nats, any row
 
+// LSE against fp64, tighter than kernel_tolerance (docs/numerics.md, "LSE of the generated FP8
+// kernels"): a sequence's first 64 rows take their keys' unrounded 2^x, so only fp32 rounding
+// is left there (the scores' relative 2^-24 times |score|, the exponentials', the sum's); every
+// other row within the bound measured for the kernels' lean P over 20 seeds of each peaked input
+// kind (worst 0.039 nats), with room.
+constexpr double kLseFirstRows = 1e-4;  // nats, rows 0..63 of each sequence (measured: 5e-6)
+constexpr double kLseBound = 0.05;      // nats, any row
+
+// The worst |LSE - fp64| over the first 64 rows of each sequence and over all rows.
+struct LseError {
+  double first = 0, any = 0;
+  int64_t first_at = -1, any_at = -1;  // (b * heads + h) * seqlen + s
+};
+LseError lse_error(const AttnData& a, const ReferenceResult& ref, const std::vector<float>& lse) {
+  LseError e;
+  for (size_t i = 0; i < a.lse_count(); ++i) {
+    double d = std::fabs(double(lse[i]) - ref.lse[i]);
+    if (std::isnan(d)) d = INFINITY;
+    if (!(d <= e.any)) e.any = d, e.any_at = static_cast<int64_t>(i);
+    if (static_cast<int64_t>(i) % a.cfg.seqlen < 64 && !(d <= e.first)) e.first = d, e.first_at = static_cast<int64_t>(i);
+  }
+  return e;
+}
+
 struct Diff {
   int64_t rows = 0, disagree = 0;
   double max_row_rel = 0, lse_max = 0, rel_rms = 0;
@@ -148,6 +172,13 @@ TEST_P(Fp8Asm, Emu) {
   ASSERT_NO_FATAL_FAILURE(run_emu_interleavings(a, {1, 0xC0FFEEull, test_seed()}, &first));
   const CheckResult r = check_output(a, ref, first.out.data(), c.lse ? first.lse.data() : nullptr);
   EXPECT_TRUE(r.ok()) << c.name() << " seed " << c.seed << ": " << r.summary();
+  if (c.lse) {
+    const LseError e = lse_error(a, ref, first.lse);
+    std::printf("%s: LSE vs fp64: first 64 rows %.3e nats (at %lld), any row %.3e (at %lld)\n", c.name().c_str(),
+                e.first, static_cast<long long>(e.first_at), e.any, static_cast<long long>(e.any_at));
+    EXPECT_LE(e.first, kLseFirstRows) << c.name() << " seed " << c.seed << " at " << e.first_at;
+    EXPECT_LE(e.any, kLseBound) << c.name() << " seed " << c.seed << " at " << e.any_at;
+  }
   const Diff d = compare(a, first.out, first.lse, m);
   std::printf("%s: vs fp64: %s\n%s: %s\n", c.name().c_str(), r.summary().c_str(), c.name().c_str(),
               d.summary().c_str());

@@ -23,6 +23,8 @@ KernelModelOptions kernel_options(const test::AttnConfig& c) {
   if (lean) {
     o.tile_keys = 64;
     o.block_lift = kLeanBlockLift;
+    o.lse_exact_rows = kLeanLseExactRows;
+    o.lse_offset = kLeanLseOffset;
   }
   o.block_scaling = c.dtype == ZYFA_DTYPE_FP8_E4M3;
   o.denominator = Denominator::ROUNDED_P;
@@ -65,6 +67,8 @@ void run_row(const test::AttnData& a, const KernelModelOptions& o, const Decoded
   for (int64_t i = 0; i < dq; ++i) q[i] = static_cast<float>(a.q_at(b, row, h, i));
   std::fill(acc.begin(), acc.end(), 0.0f);
   float m = -INFINITY, l = 0.0f;
+  float l_lse = 0.0f;  // l with the diagonal block's rounded P replaced by the unrounded 2^x
+  bool exact = false;  // l_lse is the unrounded sum
   const int64_t n_keys = row + 1;
   for (int64_t k0 = 0; k0 < n_keys; k0 += o.tile_keys) {
     const int64_t k1 = std::min(n_keys, k0 + o.tile_keys);
@@ -110,7 +114,12 @@ void run_row(const test::AttnData& a, const KernelModelOptions& o, const Decoded
         for (int64_t j = s0; j < s1; ++j) s += p[j - s0] * kv.v[j * dv + i];
         acc[i] += s * down;
       }
+      const float l_before = l;
       l += o.denominator == Denominator::ROUNDED_P ? block_sum * down : raw_sum;
+      // the diagonal block is the row's last: l is final from here but for this block
+      const bool diag = row < o.lse_exact_rows && s1 == n_keys;
+      l_lse = diag ? l_before + raw_sum : l;
+      exact = diag;
     }
   }
   const int64_t S = c.seqlen;
@@ -119,7 +128,7 @@ void run_row(const test::AttnData& a, const KernelModelOptions& o, const Decoded
   }
   if (c.lse) {
     res.lse[(b * c.heads + h) * S + row] =
-        static_cast<float>(0.6931471805599453 * (static_cast<double>(m) + std::log2(l)));
+        static_cast<float>(0.6931471805599453 * (static_cast<double>(m) + std::log2(l_lse)) + (exact ? 0.0 : o.lse_offset));
   }
 }
 

@@ -14,7 +14,8 @@
 //             2^-k is applied to that block's P.V product and row sum (the scaled MFMA);
 //   sum       the denominator is the fp32 sum of the same rounded P (an MFMA against ones),
 //             or, for comparison, of the unrounded fp32 2^x;
-//   output    acc (fp32) / sum * dv, rounded to BF16 RNE; lse = ln 2 * (m + log2(sum)).
+//   output    acc (fp32) / sum * dv, rounded to BF16 RNE; lse = ln 2 * (m + log2(sum)), the
+//             sum optionally with the row's diagonal block unrounded (lse_exact_rows).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,13 @@ struct KernelModelOptions {
   // written as about 2^block_lift instead of 1, so the values below it stay normal e4m3 over
   // block_lift more binades (lean P has no subnormals: it drops what falls below 2^-7).
   int block_lift = 0;
+  // The LSE (not the output) takes the row's last 64-key block, its diagonal block, as the
+  // fp32 sum of the unrounded 2^x instead of the rounded P, in rows below lse_exact_rows:
+  // rows that a few keys of the diagonal block dominate (a sequence's first rows) would
+  // otherwise carry those few keys' rounding into the LSE undiluted. The output keeps the
+  // rounded denominator.
+  int64_t lse_exact_rows = 0;
+  float lse_offset = 0.0f;  // nats added to the LSE from rounded P (the mean bias of lean P's row sums)
 };
 
 // The lazy-rescale threshold of the kernels, in base-2 units of the score.
@@ -60,8 +68,13 @@ KernelModelOptions kernel_options(const test::AttnConfig& cfg);
 // (docs/numerics.md): the largest error in either direction balances there.
 inline constexpr double kLeanCentre = 4.0 * (1.4426950408889634 - 1.0 - 0.5287663729448977);
 inline constexpr float kLeanBias = 56.25f;  // 56.5 + kLeanCentre + 0.0943
-// The block lift of the generated FP8 d = 128 kernel (KernelModelOptions::block_lift).
+// The block lift of the generated FP8 kernels (KernelModelOptions::block_lift).
 inline constexpr int kLeanBlockLift = 8;
+// The generated FP8 kernels' LSE: a sequence's first 64 rows take their (only) block unrounded,
+// and every other row's LSE is moved by kLeanLseOffset nats, which centres the error range that kLeanBias
+// leaves over the peaked input kinds (docs/numerics.md, "LSE of the generated FP8 kernels").
+inline constexpr int64_t kLeanLseExactRows = 64;
+inline constexpr float kLeanLseOffset = -0.005f;
 // The e4m3 code lean P writes for 2^x (x <= 0.125 + a block scale): one multiply-add
 // (exact: 8 x is exact in fp32) and a truncating conversion that clamps below at 0.
 uint8_t lean_p_code(float x, float bias);
