@@ -725,9 +725,12 @@ def rescale_accumulators():
             for i in range(0, ACC_REGS, 2)]
 
 
-def softmax(diagonal: bool = False):
+def softmax(first_block: bool = False):
     """Softmax of the current 64-key block (the lane's 32 scores in V_S) into the P codes;
-    `diagonal`: the wave's diagonal block (its last), whose unrounded sum the LSE takes."""
+    `first_block`: the block may be block 0, where the first 64 rows' LSE takes its unrounded
+    sum (lse_row_sum(), out of line: one block per (batch, head) takes it; tested by S_NBW,
+    not S_KT, so that no other wave takes a branch: at S 2K a test on S_KT, taken to the
+    out-of-line block and back by every wave in block 0 of the general path, cost 0.5%)."""
     t = V_T
     b = ["// block maximum (raw accumulator units) over the lane's 32 scores, then with the partner lane"]
     b += max_of(V_BM, [V_S + i for i in range(32)])
@@ -771,7 +774,10 @@ def softmax(diagonal: bool = False):
           "// writes its code straight into its byte of the P operand (SDWA dst_sel, other bytes",
           "// kept), byte-major so that writes to one dword are 8 instructions apart (a partial",
           "// write needs 1 wait state before the register is read again)"]
-    b += lse_row_sum() if diagonal else []
+    if first_block:
+        lse, back = L("lse_row_sum"), L("lse_summed")
+        b += [f"s_cmp_eq_u32 s{S_NBW}, 1", f"s_cbranch_scc1 {lse}", f"{back}:"]
+        OUT_OF_LINE.extend([f"{lse}:"] + lse_row_sum(back) + [f"s_branch {back}"])
     large, codes = L("large_scores"), L("p_codes")
     b += [f"s_cmp_lg_u32 s{S_LARGE}, 0",
           f"s_cbranch_scc1 {large}"]
@@ -789,7 +795,7 @@ def softmax(diagonal: bool = False):
     return b
 
 
-def lse_row_sum():
+def lse_row_sum(skip: str):
     """In a sequence's first 64 rows (the waves whose diagonal block is block 0), the row sum
     the LSE takes, into V_LSE_SUM: the fp32 sum of the block's unrounded 2^x, x = acc F - m
     (the product rounded as m was, so that the row maximum gets x = 0 exactly at any magnitude,
@@ -800,13 +806,11 @@ def lse_row_sum():
     to one. Every other row's LSE takes L (epilogue_values()): there, in every later diagonal
     block, the 32 exponentials per lane cost the waves whose diagonal block is the tile's last
     more than 500 clocks at the end of every query tile, for less than what lean P's rounding
-    in the rows' earlier blocks leaves (docs/numerics.md). Skipped without an LSE output.
-    Temporaries V_T .. V_T + 9."""
+    in the rows' earlier blocks leaves (docs/numerics.md). The caller branches here in the
+    waves whose diagonal block is block 0 (S_NBW = 1: their softmax runs for that block only);
+    without an LSE output this branches to `skip`. Temporaries V_T .. V_T + 9."""
     t = V_T
-    skip = L("no_lse")
     b = ["// LSE of the first 64 rows: the block's unrounded 2^x (docs/numerics.md)",
-         f"s_cmp_lg_u32 s{S_KT}, 0",
-         f"s_cbranch_scc1 {skip}",
          f"s_cmp_eq_u64 s[{S_LSE}:{S_LSE + 1}], 0",
          f"s_cbranch_scc1 {skip}",
          f"v_mov_b32 v{t}, v{V_F}",
@@ -831,8 +835,7 @@ def lse_row_sum():
           "s_nop 1",
           f"v_permlane32_swap_b32 v{t + 6}, v{t + 4}",
           f"v_add_f32 v{t + 4}, v{t + 4}, v{t + 6}",
-          f"v_add_f32 v{V_LSE_SUM}, v{A_L}, v{t + 4}",
-          f"{skip}:"]
+          f"v_add_f32 v{V_LSE_SUM}, v{A_L}, v{t + 4}"]
     return b
 
 
@@ -980,8 +983,9 @@ def body_step(r: int, lead: bool, steady: bool):
               f"s_add_u32 s{S_T0}, s{S_KT}, 1",
               f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
               f"s_cbranch_scc1 {unmasked}"]
-        b += mask_block() + softmax(diagonal=True) + [f"s_branch {no_softmax}", f"{unmasked}:"]
-    b += softmax()
+        b += mask_block()
+        b += [f"{unmasked}:"]
+    b += softmax(first_block=not steady and r == 0)
     b += [f"{no_softmax}:"] if not steady else []
     b += stage(r, steady)
     # steady waves 0-3 in an odd block (the second of its key tile, whose V was visible before
@@ -1216,7 +1220,7 @@ def print_stats():
     print(schedule_stats.report("  + V NaN check of the last two key tiles (zeroing only when one is found)",
                                 schedule_stats.count(check)))
     print(schedule_stats.report("  + the LSE's unrounded sum of a sequence's first block (with an LSE output)",
-                                schedule_stats.count(lse_row_sum())))
+                                schedule_stats.count(lse_row_sum(""))))
     print(schedule_stats.report("  + rescale (when a row's max grows by more than 0.125), large-max flag",
                                 schedule_stats.count(rescale)))
     print(schedule_stats.report("epilogue per query tile", schedule_stats.count(epilogue_values() + epilogue_stores())))

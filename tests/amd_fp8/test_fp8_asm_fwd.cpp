@@ -50,7 +50,7 @@ constexpr double kLseMax = 0.03;         // nats, any row
 // is left there (the scores' relative 2^-24 times |score|, the exponentials', the sum's); every
 // other row within the bound measured for the kernels' lean P over 20 seeds of each peaked input
 // kind (worst 0.039 nats), with room.
-constexpr double kLseFirstRows = 1e-4;  // nats, rows 0..63 of each sequence (measured: 5e-6)
+constexpr double kLseFirstRows = 1e-4;  // nats, rows 0..63 of each sequence (measured: 7e-6)
 constexpr double kLseBound = 0.05;      // nats, any row
 
 // The worst |LSE - fp64| over the first 64 rows of each sequence and over all rows.
