@@ -280,6 +280,37 @@ __device__ __forceinline__ void sched_reads_ahead() {
   __builtin_amdgcn_sched_group_barrier(0x008, kAhead, 0);
 }
 
+// As sched_reads_ahead, and `tail` reads (the next phase's first) among the last MFMAs: kEarly,
+// one more with each of the last `tail` groups of reads; otherwise one after each of the last
+// `tail` MFMAs but the first of them, which have no reads of their own (d 192/128: its scores'
+// first MFMAs are inline assembly, which the scheduler places on its own as soon as their reads
+// are issued, so the reads go last there).
+template <int n, int r, int tail, bool kEarly>
+__device__ __forceinline__ void sched_reads_ahead_tail() {
+  static_assert(tail < kAhead && tail <= n - kAhead, "one read after each of the last MFMAs");
+  __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);
+#pragma unroll
+  for (int i = 0; i < n - kAhead - (kEarly ? tail : 0); ++i) {
+    __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);
+    __builtin_amdgcn_sched_group_barrier(0x100, r, 0);
+  }
+  if constexpr (kEarly) {
+#pragma unroll
+    for (int i = 0; i < tail; ++i) {
+      __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);
+      __builtin_amdgcn_sched_group_barrier(0x100, r + 1, 0);
+    }
+    __builtin_amdgcn_sched_group_barrier(0x008, kAhead, 0);
+  } else {
+    __builtin_amdgcn_sched_group_barrier(0x008, kAhead - tail, 0);
+#pragma unroll
+    for (int i = 0; i < tail; ++i) {
+      __builtin_amdgcn_sched_group_barrier(0x100, 1, 0);
+      __builtin_amdgcn_sched_group_barrier(0x008, 1, 0);
+    }
+  }
+}
+
 // Q^T as the B operand, d = 16c + 8h .. + 7 of query ql in register c (held by the caller
 // across tiles: the next tile's rows are loaded during the last iteration of this one).
 template <int kDqk>
@@ -298,20 +329,30 @@ __device__ __forceinline__ f32x16 mfma_from_zero(bf16x8 a, bf16x8 b) {
   return d;
 }
 
+// The K read of score MFMA (step c, half sb).
 template <int kDqk>
-__device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> kbuf) {
+__device__ __forceinline__ u32x4 k_read(const Wave<kDqk>& w, lptr<uint8_t> kbuf, int c, int sb) {
+  // Chunk 2c + h of row ql, swizzled: (2c + h) ^ x = 2c ^ (h ^ x), so step c flips bits 5-7
+  // (bits 5-6 in the 128-byte part, its step c - 8 = c & 7).
+  const uint32_t at = c < Dims<kDqk>::kLoSteps ? (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes
+                                               : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
+  return *reinterpret_cast<lptr<u32x4>>(kbuf + at);
+}
+// The first kPre score MFMAs' K reads (in their order: step 0 of both halves, then step 1's),
+// issued by the caller ahead of the scores (pv_scores).
+inline constexpr int kPreReads = 2;
+
+// kPre: the first kPre reads given (pre), issued by the caller.
+template <int kDqk, int kPre = 0>
+__device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> kbuf,
+                                       const u32x4* pre = nullptr) {
   using D = Dims<kDqk>;
   // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
 #pragma unroll
   for (int c = 0; c < D::kSteps; ++c) {
 #pragma unroll
     for (int sb = 0; sb < 2; ++sb) {
-      // Chunk 2c + h of row ql, swizzled: (2c + h) ^ x = 2c ^ (h ^ x), so step c flips bits 5-7
-      // (bits 5-6 in the 128-byte part, its step c - 8 = c & 7).
-      const uint32_t at = c < D::kLoSteps
-          ? (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes
-          : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
-      const u32x4 k = *reinterpret_cast<lptr<u32x4>>(kbuf + at);
+      const u32x4 k = 2 * c + sb < kPre ? pre[2 * c + sb] : k_read(w, kbuf, c, sb);
       if (kDqk != 128 && c == 0)
         w.s[sb] = mfma_from_zero(__builtin_bit_cast(bf16x8, k), __builtin_bit_cast(bf16x8, q[c]));
       else
@@ -321,16 +362,19 @@ __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr
     }
   }
   if constexpr (kDqk == 128)
-    sched_reads_ahead<2 * D::kSteps, 1>();
+    sched_reads_ahead<2 * D::kSteps, 1, -kPre>();
   else
-    sched_reads_ahead<2 * D::kSteps - 2, 1, 2>();
+    sched_reads_ahead<2 * D::kSteps - 2, 1, 2 - kPre>();
 }
 
 // O^T += V^T P^T for one 64-key block in LDS. MFMA t of a 32-key half takes score registers
 // 8t .. 8t + 7 as its slots: keys 16t + 4h + 0..3 and 16t + 8 + 4h + 0..3, the two quads that
 // the two transposing reads deliver.
-template <int kDqk>
-__device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
+// kTail: also the first kTail K reads of the scores of kbuf into pre, one after each of the last
+// MFMAs but the first (pv_scores).
+template <int kDqk, int kTail = 0>
+__device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf = nullptr,
+                                   u32x4* pre = nullptr) {
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
@@ -348,7 +392,24 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf) {
         w.o[jd] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(va, __builtin_bit_cast(bf16x8, w.p[sb][t]), w.o[jd], 0, 0,
                                                           0);
       }
-  sched_reads_ahead<16, 2>();
+#pragma unroll
+  for (int i = 0; i < kTail; ++i) pre[i] = k_read(w, kbuf, i / 2, i % 2);
+  if constexpr (kTail > 0)
+    sched_reads_ahead_tail<16, 2, kTail, kDqk == 128>();
+  else
+    sched_reads_ahead<16, 2>();
+}
+
+// P·V of one block, then the scores of the next: the scores' first K reads go out among the
+// last P·V MFMAs, which have none of their own left. After them (the scores' own pattern), the
+// first score MFMAs waited for their reads: at S 8K, d 192/128, 2.4% and 1.0% of the waves'
+// time on the waits before the two chains' first MFMAs (a per-pc count of the model's waits).
+template <int kDqk>
+__device__ __forceinline__ void pv_scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> vbuf,
+                                          lptr<uint8_t> kbuf) {
+  u32x4 pre[kPreReads];
+  pv<kDqk, kPreReads>(w, vbuf, kbuf, pre);
+  scores<kDqk, kPreReads>(w, q, kbuf, pre);
 }
 
 // Scores times the scale pair, rounded, in place (v_pk_mul_f32, two an instruction).
@@ -548,6 +609,9 @@ struct Bf16Kernel {
     zyfa::kernels::scores(w, q, kbuf);
   }
   __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) { zyfa::kernels::pv(w, vbuf); }
+  __device__ static __forceinline__ void pv_scores(Wave& w, const QRegs& q, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf) {
+    zyfa::kernels::pv_scores(w, q, vbuf, kbuf);
+  }
   template <bool kMask = true>
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
     softmax_block<kAny, kMask, kDqk == 128 && !kAny>(w, jb);
@@ -916,8 +980,12 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // Matrix phase: P·V of block j, scores of block j + 1; the leading waves' loads after it
     // (issued ahead of the phase's LDS reads, they held them back).
     __builtin_amdgcn_s_setprio(kPrioMatrix);
-    if (kSteady || j < n_w) K::pv(w, vbuf_at(0));
-    if (kSteady || j + 1 < n_w) K::scores(w, q, kbuf_at(1));
+    if constexpr (kSteady) {
+      K::pv_scores(w, q, vbuf_at(0), kbuf_at(1));
+    } else {
+      if (j < n_w) K::pv(w, vbuf_at(0));
+      if (j + 1 < n_w) K::scores(w, q, kbuf_at(1));
+    }
     __builtin_amdgcn_s_setprio(0);
     if (!kSteady || lead) loads();
     if (lead && (kSteady || j + 1 < n_w)) K::template softmax<!kSteady>(w, j + 1);

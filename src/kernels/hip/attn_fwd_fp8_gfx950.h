@@ -224,6 +224,11 @@ struct Fp8Kernel {
 
   // O^T += V^T P^T: column block jd's A operand is 4 transposing reads, pair pr of P dwords
   // (keys 16 pr + 4h + 0..3 and + 8) at rows 16 pr + the lane's row; chunk 2 jd + G % 2.
+  // The steady iterations' matrix phase (attn_tile): here P·V, then the scores.
+  __device__ static __forceinline__ void pv_scores(Wave& w, const QRegs& q, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf) {
+    pv(w, vbuf);
+    scores(w, q, kbuf);
+  }
   __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) {
     const i32x8 pb = __builtin_bit_cast(i32x8, __builtin_shufflevector(w.p[0], w.p[1], 0, 1, 2, 3, 4, 5, 6, 7));
 #pragma unroll
