@@ -400,7 +400,7 @@ def tile_start(stores: int, sfx: str):
     order: the waits let them stay in flight)."""
     b = [f"v_mov_b32 v{A_O + i}, 0" for i in range(ACC_REGS)]
     b += [f"v_mov_b32 v{V_M}, 0xff800000", f"s_mov_b32 s{S_BADVW}, -1"]
-    b += [f"s_waitcnt vmcnt({K_LOADS + 4 + stores})"]
+    b += [f"s_waitcnt vmcnt({K_LOADS + 4 + stores})"] + prefetch_tile_word()
     b += [f"v_xor_b32 v{V_Q + i}, s{S_QSIGN}, v{V_Q + i}" for i in range(8 * NQ)]
     b += ["// key tile 0 into the first buffers, tile 1's loads behind each half (a query tile has",
           "// at least two key tiles)"]
@@ -1178,6 +1178,36 @@ def find_tile_word(loop: str, none: str):
             f"s_cbranch_scc1 {loop}"]
 
 
+def prefetch_tile_word():
+    """The load of the next tile word (S_TW is free once tile_setup() has decoded it), issued in
+    a tile's start right after the wait for Q, so that the epilogue, where the waves whose
+    diagonal block is the tile's last would wait for it (a scalar load takes about 200 clocks)
+    on their way to the next tile's loads, finds it there. The tile start's lgkmcnt(0) before
+    its barrier waits for it under the V wait and the LDS stores; issued after the first
+    scores instead, it held the first bodies' partial lgkmcnt waits (docs/tuning-fp8-gfx950.md
+    rows 30-31)."""
+    skip = L("no_next_word")
+    return [f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
+            f"s_cbranch_scc1 {skip}",
+            f"s_add_u32 s{S_T0}, s{S_G}, s{S_WORD}",
+            f"s_add_u32 s{S_T0}, s{S_T0}, 3",
+            f"s_lshl_b32 s{S_T0}, s{S_T0}, 2",
+            f"s_load_dword s{S_TW}, s[{S_JT}:{S_JT + 1}], s{S_T0}",
+            f"{skip}:"]
+
+
+def next_tile_word(loop: str, none: str):
+    """find_tile_word() with the first word already loaded by prefetch_tile_word()."""
+    found = L("word_found")
+    return [f"{loop}:",
+            f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
+            f"s_cbranch_scc1 {none}",
+            "s_waitcnt lgkmcnt(0)",
+            f"s_add_u32 s{S_WORD}, s{S_WORD}, 1",
+            f"s_cmp_eq_u32 s{S_TW}, -1",
+            f"s_cbranch_scc0 {found}"] + prefetch_tile_word() + [f"s_branch {loop}", f"{found}:"]
+
+
 def body():
     b = prologue()
     b += find_tile_word(".Lfirst_word", ".Ldone")
@@ -1193,7 +1223,7 @@ def body():
     b += MFMA_READ_NOPS + epilogue_values()
     b += ["// the next tile's Q and key tile 0 loads go out before this tile's output math, which",
           "// covers their latency"]
-    b += find_tile_word(".Lnext_word", ".Lno_next_tile") + tile_setup()
+    b += next_tile_word(".Lnext_word", ".Lno_next_tile") + tile_setup()
     b += ["s_branch .Lnext_tile_loading", ".Lno_next_tile:", f"s_mov_b32 s{S_TW}, -1", ".Lnext_tile_loading:"]
     b += epilogue_stores()
     b += [f"s_cmp_lg_u32 s{S_TW}, -1", "s_cbranch_scc1 .Ltile"]
