@@ -250,7 +250,8 @@ def mad64(dst: int, stride: int, idx: int):
 
 
 def load_descale(dst: int, ptr: int, host: int, strides: int):
-    """s_dst = ptr ? ptr[b * stride_b + hk * stride_hk] : host value."""
+    """s_dst = ptr ? ptr[b * stride_b + hk * stride_hk] : host value; the caller waits
+    (lgkmcnt(0)) before reading s_dst, once for all three descales."""
     skip = L("descale_host")
     return [f"s_mov_b32 s{dst}, s{host}",
             f"s_cmp_lg_u64 s[{ptr}:{ptr + 1}], 0",
@@ -260,7 +261,6 @@ def load_descale(dst: int, ptr: int, host: int, strides: int):
             f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
             f"s_lshl_b32 s{S_T0}, s{S_T0}, 2",
             f"s_load_dword s{dst}, s[{ptr}:{ptr + 1}], s{S_T0}",
-            "s_waitcnt lgkmcnt(0)",
             f"{skip}:"]
 
 
@@ -341,6 +341,8 @@ def tile_setup():
     b += load_descale(S_X, S_QDP, S_QD, S_DS)
     b += load_descale(S_X + 1, S_KDP, S_KD, S_DS + 4)
     b += load_descale(S_VDS, S_VDP, S_VD, S_DS + 8)
+    b += ["// device descales: the three loads waited for together (a scalar load takes ~200 clocks)",
+          "s_waitcnt lgkmcnt(0)"]
     b += [
         f"v_mov_b32 v{V_F}, s{S_SCALE}",
         f"v_mul_f32 v{V_F}, s{S_X}, v{V_F}",
