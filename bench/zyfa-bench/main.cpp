@@ -429,7 +429,15 @@ bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, cons
   }
   double us = 0;
   for (const auto& p : launches) us += p.kernel_us;
-  res->kernels.push_back(Kernel{name, nullptr, model_note(launches.back()), {us * 1e-3}});
+  // A call of several launches (a varlen batch's job-table builder, then the attention
+  // kernel) says what each took; the breakdown is the last one's.
+  std::string split;
+  if (launches.size() > 1) {
+    split = "launches:";
+    for (const auto& p : launches) split += fmt::format(" {} {:.4f} ms", p.kernel, p.kernel_us * 1e-3);
+    split += "; ";
+  }
+  res->kernels.push_back(Kernel{name, nullptr, split + model_note(launches.back()), {us * 1e-3}});
   const std::string dir = aiter::cache_dir();
   // AITER's model problem is one fixed length: not for varlen batches or chunks (nor their
   // equal-work calls, whose row is ZYFA's alone).
