@@ -935,10 +935,14 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // (their compare / select / branch chains were a few hundred clocks of scalar work an
   // iteration, on the trailing waves' path to the barrier). Each iteration, steady or not, has
   // one barrier, so waves with different counts stay in step.
-  // (Any lengths: none; the steady copy of the loop took the varlen kernels over the scalar
-  // register budget.)
-  const int first_staged = tile_q0 / kKeyBlock;
-  const int n_steady = kAny ? 0 : min(min(n_w - 1, n - 3), min(first_staged - 2, (w.q0 + 1) / kKeyBlock - 1));
+  // Any lengths: the same tests in key space (bottom-right causal: row i's last key is
+  // i + shift). No block up to j + 2 is staged when its last key is within the tile's first
+  // row's, (j + 3) * kKeyBlock <= tile_q0 + shift + 1; that bound also keeps block j + 1
+  // within the wave's first row (w.q0 >= tile_q0 + shift), hence within the sequence's keys
+  // (a wave with rows in the sequence has w.q0 <= lk - 1). A negative tile_q0 + shift + 1
+  // (rows that see no key) divides to at most 0: no steady iteration.
+  const int first_staged = (kAny ? tile_q0 + sg.shift + 1 : tile_q0) / kKeyBlock;
+  const int n_steady = min(min(n_w - 1, n - 3), min(first_staged - 2, (w.q0 + 1) / kKeyBlock - 1));
   // rot_tag: j % 3 when the caller knows it (0..2, the steady loop unrolled by three), so that
   // the buffers' offsets are constants; -1: computed (buf_offset).
   const auto iteration = [&](auto steady_tag, auto rot_tag, int j) {
@@ -1000,15 +1004,13 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   using Rot2 = std::integral_constant<int, 2>;
   using RotAny = std::integral_constant<int, -1>;
   int j = 0;
-  if constexpr (!kAny) {
-    if constexpr (K::kUnrollSteady)
-      for (; j + 3 <= n_steady; j += 3) {
-        iteration(std::true_type{}, Rot0{}, j);
-        iteration(std::true_type{}, Rot1{}, j + 1);
-        iteration(std::true_type{}, Rot2{}, j + 2);
-      }
-    for (; j < n_steady; ++j) iteration(std::true_type{}, RotAny{}, j);
-  }
+  if constexpr (K::kUnrollSteady)
+    for (; j + 3 <= n_steady; j += 3) {
+      iteration(std::true_type{}, Rot0{}, j);
+      iteration(std::true_type{}, Rot1{}, j + 1);
+      iteration(std::true_type{}, Rot2{}, j + 2);
+    }
+  for (; j < n_steady; ++j) iteration(std::true_type{}, RotAny{}, j);
   for (; j + 1 < n; ++j) iteration(std::false_type{}, RotAny{}, j);
   // The last iteration, j = n - 1: no scores, no staged block, no loads of its own (nor
   // pending: iteration n - 2 loads nothing), but the next tile's first loads. Outside the
