@@ -491,9 +491,9 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
 }
 
 // Softmax of the scores of block jb into P (BF16), with the lazy rescale.
-// kFold: the scale folded into the shift (d 128, fixed lengths; at d 192/128 the compiler's
-// LDS schedule fell apart at 256 registers, and the varlen kernels went over the scalar
-// register budget).
+// kFold: the scale folded into the shift (d 128; at d 192/128 the compiler's LDS schedule
+// fell apart at 256 registers). Any lengths: a row that sees no key (m = -inf) takes the
+// large-|m| path below, whose scaled scores then meet neg_m = 0.
 template <bool kAny, bool kMask, bool kFold, int kDqk>
 __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
   block_max_rescale<kAny, kMask, !kFold, !kAny>(w, jb);
@@ -614,7 +614,7 @@ struct Bf16Kernel {
   }
   template <bool kMask = true>
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
-    softmax_block<kAny, kMask, kDqk == 128 && !kAny>(w, jb);
+    softmax_block<kAny, kMask, kDqk == 128>(w, jb);
   }
   __device__ static __forceinline__ float out_scale(const Wave&) { return 1.0f; }
   __device__ static __forceinline__ float row_sum(const Wave& w) {
