@@ -161,16 +161,16 @@ ZYFA_VARLEN_HD inline Job job_at(uint32_t j, const uint32_t* job_start, const in
 
 // The device builders sort entries rather than jobs: an entry is one pair (b, p) of a
 // sequence for all heads at once, which share its cost, so there are `heads` times fewer to
-// rank. Entry e, given entry_start (exclusive prefix sums of pairs_of), in (b, p) order.
+// rank. Entry e, given entry_start (exclusive prefix sums of pairs_of), in (b, p) order: its
+// sequence and cost (what the sort and its runs need).
 struct Entry {
   int32_t b;
-  uint32_t p, cost;
+  uint32_t cost;
 };
 ZYFA_VARLEN_HD inline Entry entry_at(uint32_t e, const uint32_t* entry_start, const int32_t* cu_q, const int32_t* cu_k,
                                      const Shape& s) {
   const int32_t b = sequence_of(e, entry_start, s.batch);
-  const uint32_t p = e - entry_start[b];
-  return {b, p, pair_job(seq_at(cu_q, cu_k, b, s), b, 0, p, s).cost};
+  return {b, pair_job(seq_at(cu_q, cu_k, b, s), b, 0, e - entry_start[b], s).cost};
 }
 
 // Where build_serial puts a job, from the entries sorted stably by cost. In that order the
