@@ -59,7 +59,7 @@ import sys
 
 import schedule_stats
 from gfx950_asm import Kernel, emit
-from kernel_args import ATTN_FWD_ARGS
+from kernel_args import ATTN_FWD_ARGS, ATTN_LENGTHS_ARGS
 
 
 def head_dim(argv) -> int:
@@ -75,11 +75,20 @@ def head_dim(argv) -> int:
     return d
 
 
+def varlen_mode(argv) -> bool:
+    """`--varlen` on the command line: the any-lengths kernel (varlen.py says what it adds)."""
+    if "--varlen" not in argv:
+        return False
+    argv.remove("--varlen")
+    return True
+
+
 D_QK = head_dim(sys.argv)
+VARLEN = varlen_mode(sys.argv)
 D_V = 128
-NAME = f"attn_fwd_fp8_d{D_QK}"
+NAME = f"attn_fwd_fp8_d{D_QK}" + ("_varlen" if VARLEN else "")
 NQ = D_QK // 64       # 64-wide d chunks of Q and K: MFMAs per 32-key score block
-ARGS_SIZE = ATTN_FWD_ARGS.size
+ARGS_SIZE = (ATTN_LENGTHS_ARGS if VARLEN else ATTN_FWD_ARGS).size
 WAVES = 8
 THREADS = 64 * WAVES
 TILE_Q = 32 * WAVES   # query rows per tile (the job table's tile_rows; wave w owns 32)
@@ -94,6 +103,9 @@ VT_BASE = 2 * KBUF
 VBUF = TILE * VROW    # two V buffers at VT_BASE and VT_BASE + VBUF
 BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with a NaN in V
 LDS_BYTES = BADV_BASE + 4 * WAVES
+# 64-key blocks at the end of a wave's that take the causal mask: its diagonal block, and with
+# any lengths the one before (the rows' last keys need not start a block)
+MASKED_BLOCKS = 2 if VARLEN else 1
 LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
 BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written as about 2^8, not 1
 RESCALE_THRESHOLD = 0.125
@@ -146,6 +158,16 @@ S_NBW = S_VS + 3
 # high words of arguments the kernel never reads (the Q and output row strides', the q descale's
 # batch stride's), so that no VGPR holds a value that is the same in every lane
 S_KSTEP, S_VSTEP, S_QSIGN = S_QS + 3, S_OS + 3, S_DS + 1
+
+# The any-lengths kernel (--varlen): the tile's sequence, in words the kernel never reads
+# otherwise (the descale strides' high words: the host keeps device descale offsets below
+# 2^32; heads_k). Per tile (tile_geometry()): its query rows, their first row in q / out,
+# the key shift lk - lq (query i sees keys j <= i + shift), and the first 64-key block of the
+# key tiles whose V is checked for NaN; per kernel, the LSE's rows per (batch, head) and
+# max_seqlen_k. (S_SEQM1 holds the sequence's last key row, lk - 1, during the setup.)
+S_SHIFT, S_LQ, S_Q0, S_VCHK = S_DS + 3, S_DS + 5, S_DS + 7, S_DS + 9
+S_LSEROWS, S_SEQK = S_HEADSK, S_DS + 11
+S_LSE_ROWS = S_LSEROWS if VARLEN else S_SEQ  # LSE rows per (batch, head)
 
 
 class Registers:
@@ -314,6 +336,14 @@ def prologue():
     b += [
         "s_waitcnt lgkmcnt(0)",
         f"s_add_u32 s{S_SEQM1}, s{S_SEQ}, -1",
+    ]
+    if VARLEN:
+        b += ["// the any-lengths arguments past AttnFwdArgs that every tile reads (waited for below);",
+              "// S_LARGE defined before the first tile, whose block 0 may move no row's maximum",
+              f"s_load_dword s{S_LSEROWS}, s[0:1], {ATTN_LENGTHS_ARGS.offset['lse_rows']:#x}",
+              f"s_load_dword s{S_SEQK}, s[0:1], {ATTN_LENGTHS_ARGS.offset['seqlen_k']:#x}",
+              f"s_mov_b32 s{S_LARGE}, 0"]
+    b += [
         "// job table: G, n_tiles, then this workgroup's job range",
         f"s_load_dwordx2 s[{S_G}:{S_NT}], s[{S_JT}:{S_JT + 1}], 0x0",
         f"s_lshl_b32 s{S_T0}, s2, 2",
@@ -337,6 +367,7 @@ def tile_setup():
     b += fast_div(S_B, S_BH, S_DIVH)
     b += [f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}", f"s_sub_u32 s{S_H}, s{S_BH}, s{S_T0}"]
     b += fast_div(S_HK, S_H, S_DIVG)
+    b += sequence_loads() if VARLEN else []
     b += ["// descales of (b, hk); the score factor scale * log2(e) * dq * dk"]
     b += load_descale(S_X, S_QDP, S_QD, S_DS)
     b += load_descale(S_X + 1, S_KDP, S_KD, S_DS + 4)
@@ -357,38 +388,177 @@ def tile_setup():
         f"s_and_b32 s{S_QSIGN}, s{S_QSIGN}, 0x80808080",
         f"v_and_b32 v{V_F}, 0x7fffffff, v{V_F}",
         f"v_mul_f32 v{V_F8}, 0x41000000, v{V_F}",
+    ]
+    b += sequence_geometry() if VARLEN else []
+    b += [
         "// K and V bases of (b, hk); Q base of (b, h) in s[90:91]",
         f"s_mov_b64 s[{S_KB}:{S_KB + 1}], s[{S_K}:{S_K + 1}]",
     ]
     b += mad64(S_KB, S_KS, S_B) + mad64(S_KB, S_KS + 4, S_HK)
+    b += mad_row(S_KB, S_KS + 2, S_K0) if VARLEN else []
     b += [f"s_mov_b64 s[{S_VB}:{S_VB + 1}], s[{S_V}:{S_V + 1}]"]
     b += mad64(S_VB, S_VS, S_B) + mad64(S_VB, S_VS + 4, S_HK)
+    b += mad_row(S_VB, S_VS + 2, S_K0) if VARLEN else []
     b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], s[{S_Q}:{S_Q + 1}]"]
     b += mad64(S_X, S_QS, S_B) + mad64(S_X, S_QS + 4, S_H)
+    b += (mad_row(S_X, S_QS + 2, S_Q0) + no_keys_base()) if VARLEN else []
     b += [
         "// query row of the lane: tile * 256 + 32 wave + j; loads clamp to the last row",
         f"s_lshl_b32 s{S_T0}, s{S_TILE}, 8",
         f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 5",
         f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
         f"v_add_u32 v{V_QROW}, s{S_T0}, v{V_J}",
-        f"v_min_u32 v{V_T}, s{S_SEQM1}, v{V_QROW}",
+    ]
+    # (any lengths: the sequence's last query row; S_SEQM1 is its last key row)
+    b += [f"s_add_u32 s{S_T1}, s{S_LQ}, -1", f"v_min_u32 v{V_T}, s{S_T1}, v{V_QROW}"] if VARLEN else \
+         [f"v_min_u32 v{V_T}, s{S_SEQM1}, v{V_QROW}"]
+    b += [
         f"v_mul_lo_u32 v{V_T}, v{V_T}, s{S_QS + 2}",
         f"v_lshl_add_u32 v{V_T}, v{V_H}, 4, v{V_T}",
         "// Q as the B operand: d = 64c + 16h .. +15 and 64c + 32 + 16h .. +15",
     ]
     for i in range(2 * NQ):
         b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_X}:{S_X + 1}] offset:{32 * i}")
-    b += [
-        "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + w/2 + 1 (the",
-        "// last one partly: the diagonal block)",
-        f"s_lshl_b32 s{S_T0}, s{S_TILE}, 2",
-        f"s_add_u32 s{S_NKT}, s{S_T0}, 4",
-        f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
-        f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
-        f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
-        "// key tile 0's loads go out before Q is waited for (K's, then V's 4, after Q's)",
-    ]
+    if VARLEN:
+        b += key_block_counts()
+    else:
+        b += [
+            "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + w/2 + 1 (the",
+            "// last one partly: the diagonal block)",
+            f"s_lshl_b32 s{S_T0}, s{S_TILE}, 2",
+            f"s_add_u32 s{S_NKT}, s{S_T0}, 4",
+            f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
+            f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
+            f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
+        ]
+    b += ["// key tile 0's loads go out before Q is waited for (K's, then V's 4, after Q's)"]
     b += init_row_offsets() + issue_k_loads() + issue_v_loads()
+    return b
+
+
+# ---- Any lengths (--varlen): varlen batches (cu_seqlens) and seqlen_k != seqlen_q. A tile's
+# sequence is read from the prefix sums and clamped as varlen::span_of does (first rows into
+# the tensors, lengths to the maxima), so that bad device values move no access out of them.
+# Its geometry then sets everything the fixed-length kernel derives from the tile index:
+# the bases (the sequence's first rows), the clamps (its last rows), the blocks the tile and
+# each wave see (bottom-right causal: query i sees keys j <= i + lk - lq), the mask (in key
+# space, across up to two blocks per wave: the diagonal is not aligned to the blocks) and
+# the key tiles whose V is checked for NaN (those with a key that the tile's first row
+# cannot see). Temporaries of the setup: S_KT (lk), S_BADV (k0), s[92:95] (the prefix-sum
+# pointers, then total_q and total_k), s[90:91] and s[96:97] (the prefix sums of b).
+S_LK, S_K0 = S_KT, S_BADV
+
+
+def sequence_loads():
+    """The prefix-sum pointers, loaded with the descales."""
+    o = ATTN_LENGTHS_ARGS.offset
+    assert o["cu_seqlens_k"] == o["cu_seqlens_q"] + 8
+    return ["// the sequence's prefix-sum pointers (waited for with the descales)",
+            f"s_load_dwordx4 s[{S_KB}:{S_KB + 3}], s[0:1], {o['cu_seqlens_q']:#x}"]
+
+
+def clamp_span(start: int, length: int, begin: int, end: int, total: int, most: int):
+    """varlen::span_of in scalar registers: start = clamp(begin, 0, total), length =
+    min(clamp(end, start, total) - start, most); `end` is overwritten."""
+    return [f"s_max_i32 s{start}, s{begin}, 0",
+            f"s_min_i32 s{start}, s{start}, s{total}",
+            f"s_max_i32 s{end}, s{end}, s{start}",
+            f"s_min_i32 s{end}, s{end}, s{total}",
+            f"s_sub_u32 s{length}, s{end}, s{start}",
+            f"s_min_u32 s{length}, s{length}, s{most}"]
+
+
+def sequence_geometry():
+    """S_LQ, S_Q0, S_LK, S_K0 and S_SHIFT of the tile's sequence b: fixed lengths (no prefix
+    sums) seqlen and seqlen_k rows from row 0 of batch b; varlen rows cu[b] .. cu[b + 1] of
+    the packed tensors, whose one batch then makes S_B 0 (read by the bases and the LSE;
+    the descales, issued already, took the sequence b). S_SEQM1: the last key row, 0 when
+    the sequence has no key (no_keys_base())."""
+    fixed = L("fixed_lengths")
+    o = ATTN_LENGTHS_ARGS.offset
+    assert o["total_k"] == o["total_q"] + 4
+    b = ["// the tile's sequence: fixed lengths, or the clamped prefix sums of sequence b",
+         f"s_mov_b32 s{S_LQ}, s{S_SEQ}",
+         f"s_mov_b32 s{S_LK}, s{S_SEQK}",
+         f"s_mov_b32 s{S_Q0}, 0",
+         f"s_mov_b32 s{S_K0}, 0",
+         f"s_cmp_eq_u64 s[{S_KB}:{S_KB + 1}], 0",
+         f"s_cbranch_scc1 {fixed}",
+         f"s_lshl_b32 s{S_T0}, s{S_B}, 2",
+         f"s_load_dwordx2 s[{S_X}:{S_X + 1}], s[{S_KB}:{S_KB + 1}], s{S_T0}",
+         f"s_load_dwordx2 s[{S_Y}:{S_Y + 1}], s[{S_VB}:{S_VB + 1}], s{S_T0}",
+         "// the packed tensors' rows, over the pointers (read by the loads above at their issue)",
+         f"s_load_dwordx2 s[{S_KB}:{S_KB + 1}], s[0:1], {o['total_q']:#x}",
+         "s_waitcnt lgkmcnt(0)"]
+    b += clamp_span(S_Q0, S_LQ, S_X, S_X + 1, S_KB, S_SEQ)
+    b += clamp_span(S_K0, S_LK, S_Y, S_Y + 1, S_KB + 1, S_SEQK)
+    b += [f"s_mov_b32 s{S_B}, 0",
+          f"{fixed}:",
+          f"s_sub_u32 s{S_SHIFT}, s{S_LK}, s{S_LQ}",
+          f"s_add_u32 s{S_SEQM1}, s{S_LK}, -1",
+          f"s_max_i32 s{S_SEQM1}, s{S_SEQM1}, 0"]
+    return b
+
+
+def mad_row(dst: int, stride: int, row: int):
+    """s[dst:dst+1] += s_stride * s_row (both unsigned 32-bit: the row stride's low word; its
+    high word holds other values, S_K8 and the like)."""
+    return [f"s_mul_i32 s{S_T0}, s{stride}, s{row}",
+            f"s_mul_hi_u32 s{S_T1}, s{stride}, s{row}",
+            f"s_add_u32 s{dst}, s{dst}, s{S_T0}",
+            f"s_addc_u32 s{dst + 1}, s{dst + 1}, s{S_T1}"]
+
+
+def no_keys_base():
+    """A sequence with no key (lk = 0, its first key row possibly the end of k and v) still
+    stages its key tiles, which no row sees: they are read from its Q row 0 instead (the
+    clamp makes every staging offset a lane's bytes of row 0, within d_qk >= d_v bytes)."""
+    has_keys = L("has_keys")
+    return [f"s_cmp_lg_u32 s{S_LK}, 0",
+            f"s_cbranch_scc1 {has_keys}",
+            f"s_mov_b64 s[{S_KB}:{S_KB + 1}], s[{S_X}:{S_X + 1}]",
+            f"s_mov_b64 s[{S_VB}:{S_VB + 1}], s[{S_X}:{S_X + 1}]",
+            f"{has_keys}:"]
+
+
+def blocks_through(dst: int, rows_end: int):
+    """s_dst = 64-key blocks that query rows before s_rows_end see: keys before
+    min(lk, min(lq, rows_end) + shift), none when that is not positive (varlen key_blocks)."""
+    return [f"s_min_u32 s{dst}, s{rows_end}, s{S_LQ}",
+            f"s_add_u32 s{dst}, s{dst}, s{S_SHIFT}",
+            f"s_min_i32 s{dst}, s{dst}, s{S_LK}",
+            f"s_max_i32 s{dst}, s{dst}, 0",
+            f"s_add_u32 s{dst}, s{dst}, 63",
+            f"s_lshr_b32 s{dst}, s{dst}, 6"]
+
+
+def key_block_counts():
+    """S_NKT: the tile's 64-key blocks, at least 1 (a tile whose rows see no key runs one
+    body that computes nothing, so that both wave groups meet the same barriers); S_NBW: this
+    wave's (0 for rows all past the sequence); S_VCHK: twice the first key tile with a key
+    that the tile's first row cannot see (the NaN check of V starts there; at most the last
+    staged key tile, so that every wave's LDS word is written)."""
+    t0, t1 = S_T0, S_T1
+    b = ["// 64-key blocks of the tile (at least one), of this wave; the first checked key tile",
+         f"s_lshl_b32 s{t0}, s{S_TILE}, 8",
+         f"s_add_u32 s{t1}, s{t0}, 256"]
+    b += blocks_through(S_NKT, t1)
+    b += [f"s_max_u32 s{S_NKT}, s{S_NKT}, 1",
+          f"s_add_u32 s{t1}, s{t0}, s{S_SHIFT}",
+          f"s_add_u32 s{t1}, s{t1}, 1",
+          f"s_max_i32 s{t1}, s{t1}, 0",
+          f"s_lshr_b32 s{t1}, s{t1}, 7",
+          f"s_lshl_b32 s{S_VCHK}, s{t1}, 1",
+          f"s_add_u32 s{t1}, s{S_NKT}, -1",
+          f"s_lshr_b32 s{t1}, s{t1}, 1",
+          f"s_lshl_b32 s{t1}, s{t1}, 1",
+          f"s_min_u32 s{S_VCHK}, s{S_VCHK}, s{t1}",
+          f"s_lshl_b32 s{t1}, s{S_WAVE}, 5",
+          f"s_add_u32 s{t0}, s{t0}, s{t1}",
+          f"s_add_u32 s{t1}, s{t0}, 32"]
+    b += blocks_through(S_NBW, t1)
+    b += [f"s_cmp_lt_u32 s{t0}, s{S_LQ}",
+          f"s_cselect_b32 s{S_NBW}, s{S_NBW}, 0"]
     return b
 
 
@@ -554,11 +724,18 @@ def diagonal_v_check(first_tile: bool):
         b += [f"s_mov_b32 s{S_T1}, 0"]
     else:
         b += [f"s_add_u32 s{S_T1}, s{S_KT}, 1", f"s_lshr_b32 s{S_T1}, s{S_T1}, 1"]
-    b += ["// the last two key tiles: U >= n / 2 - 2 (n = S_NKT blocks, two per key tile)",
-          f"s_add_u32 s{S_T0}, s{S_T1}, 2",
-          f"s_lshl_b32 s{S_T0}, s{S_T0}, 1",
-          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
-          f"s_cbranch_scc1 {skip}",
+    if VARLEN:
+        b += ["// key tiles with a key the tile's first row cannot see: 2 U >= S_VCHK",
+              f"s_lshl_b32 s{S_T0}, s{S_T1}, 1",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_VCHK}",
+              f"s_cbranch_scc1 {skip}"]
+    else:
+        b += ["// the last two key tiles: U >= n / 2 - 2 (n = S_NKT blocks, two per key tile)",
+              f"s_add_u32 s{S_T0}, s{S_T1}, 2",
+              f"s_lshl_b32 s{S_T0}, s{S_T0}, 1",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
+              f"s_cbranch_scc1 {skip}"]
+    b += [
           "// NaN marks of staged key i, OR over its 2 dwords, in v[t+4+i]"]
     for i in range(4):
         for w in range(2):
@@ -682,7 +859,10 @@ def mask_block():
     dm = qrow - (64 b + 4h): element (i, r) is at key offset 32 i + 8 (r/4) + r%4 of the block
     and stays when that offset <= dm."""
     b = ["// dm = qrow - (64 b + 4h); element (i, r) stays when 32 i + 8 (r/4) + r%4 <= dm",
-         f"s_lshl_b32 s{S_T0}, s{S_KT}, 6",
+         f"s_lshl_b32 s{S_T0}, s{S_KT}, 6"]
+    # (any lengths: the row's last key is qrow + shift)
+    b += [f"s_sub_u32 s{S_T0}, s{S_T0}, s{S_SHIFT}"] if VARLEN else []
+    b += [
          f"v_lshl_add_u32 v{V_DM0}, v{V_H}, 2, s{S_T0}",
          f"v_sub_u32 v{V_DM0}, v{V_QROW}, v{V_DM0}"]
     elems = [(i, r) for i in range(2) for r in range(16)]
@@ -721,6 +901,17 @@ def large_m_check():
             f"s_cselect_b32 s{S_LARGE}, 1, 0"]
 
 
+def no_key_alpha():
+    """Any lengths: a row that has seen no key yet keeps m = -inf while another row of the
+    wave moves, and its alpha 2^(-inf + inf) is NaN; its O and L are 0, and stay 0 with
+    alpha 0. (Fixed lengths: every row sees key 0 in block 0, where they all move.)"""
+    if not VARLEN:
+        return []
+    return [f"v_cmp_u_f32_e64 s[{S_Y}:{S_Y + 1}], v{V_ALPHA}, v{V_ALPHA}",
+            "s_nop 1",
+            f"v_cndmask_b32_e64 v{V_ALPHA}, v{V_ALPHA}, 0, s[{S_Y}:{S_Y + 1}]"]
+
+
 def rescale_accumulators():
     """O and L times alpha (the row's factor in both dwords' low half: op_sel_hi)."""
     return [f"v_pk_mul_f32 {vr(A_O + i, 2)}, {vr(A_O + i, 2)}, v[{V_ALPHA}:{V_ALPHA + 1}] op_sel_hi:[1,0]"
@@ -757,7 +948,8 @@ def softmax(first_block: bool = False):
     # the rescale (rare past a row's first blocks) sits out of line: the usual path falls through
     rescale, back = L("rescale"), L("rescaled")
     b += [f"s_cbranch_scc1 {rescale}", f"{back}:"]
-    OUT_OF_LINE.extend([f"{rescale}:"] + rescale_accumulators() + large_m_check() + [f"s_branch {back}"])
+    OUT_OF_LINE.extend([f"{rescale}:"] + no_key_alpha() + rescale_accumulators() + large_m_check() +
+                       [f"s_branch {back}"])
     b += ["// k = clamp(floor(m - block max), 0, 126 - lift) + lift: the block max is written as about",
           "// 2^lift, so lean P keeps 8 more binades below it in normal codes (e4m3 reaches 448 = 2^8.8;",
           "// P <= 2^(lift + 0.125)); addend C = bias + 8 (k - m); scale byte 127 - k",
@@ -819,6 +1011,12 @@ def lse_row_sum(skip: str):
          f"v_xor_b32 v{t + 2}, 0x80000000, v{V_M}",
          f"v_mov_b32 v{t + 4}, 0",
          f"v_mov_b32 v{t + 5}, 0"]
+    if VARLEN:
+        # a row that sees no key (m = -inf, every score -inf) sums 2^(-inf + 0) = 0, not
+        # 2^(-inf + inf): its LSE is -inf
+        b += [f"v_cmp_neq_f32 vcc, {f32(float('inf'))}, v{t + 2}",
+              "s_nop 1",
+              f"v_cndmask_b32 v{t + 2}, 0, v{t + 2}, vcc"]
     # pairs of scores into alternating pairs t + 6, t + 8; each pair's sum is added after the
     # next pair's exponentials (the wait state after a transcendental)
     pair = lambda i: t + 6 + 2 * (i % 2)
@@ -980,9 +1178,11 @@ def body_step(r: int, lead: bool, steady: bool):
     no_scores, no_pv, end = L("no_scores"), L("no_pv"), L("body_end")
     b = [f"// ---- body b % 4 = {r}: softmax of block b"]
     if not steady:
+        # (any lengths: the rows' last keys span 32 keys from anywhere in a block, so the
+        # wave's last two blocks take the mask)
         b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
               f"s_cbranch_scc0 {no_softmax}",
-              f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+              f"s_add_u32 s{S_T0}, s{S_KT}, {MASKED_BLOCKS}",
               f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
               f"s_cbranch_scc1 {unmasked}"]
         b += mask_block()
@@ -1020,6 +1220,10 @@ def body_step(r: int, lead: bool, steady: bool):
                   f"s_cbranch_scc0 {end}"]
         b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
         b += [f"{end}:"] if not steady else []
+    if VARLEN and not steady:
+        b += ["// (any lengths: the tile's blocks need not fill the group of 4 bodies)",
+              f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
+              "s_cbranch_scc0 .Lkey_loop_end"]
     return b
 
 
@@ -1032,9 +1236,14 @@ def key_loop(lead: bool):
          f"s_add_u32 s{S_T0}, s{S_KT}, 8",
          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
          f"s_cbranch_scc0 .Lgeneral_{g}",
-         f"s_add_u32 s{S_T0}, s{S_KT}, 4",
+         f"s_add_u32 s{S_T0}, s{S_KT}, {3 + MASKED_BLOCKS}",
          f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
          f"s_cbranch_scc0 .Lgeneral_{g}"]
+    if VARLEN:
+        b += ["// (any lengths: and no V of the group's key tiles is checked for NaN)",
+              f"s_add_u32 s{S_T0}, s{S_KT}, 4",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_VCHK}",
+              f"s_cbranch_scc0 .Lgeneral_{g}"]
     for r in range(4):
         b += body_step(r, lead, True)
     b += [f"s_branch .Lkey_loop_{g}", f".Lgeneral_{g}:"]
@@ -1059,7 +1268,9 @@ def bad_v_key():
             f"v_min3_u32 v{t}, v{t}, v{t + 5}, v{t + 6}",
             f"v_min_u32 v{t}, v{t}, v{t + 7}",
             "s_nop 0",
-            f"v_readfirstlane_b32 s{S_BADV}, v{t}"]
+            f"v_readfirstlane_b32 s{S_BADV}, v{t}"] + \
+           ([f"s_min_u32 s{S_BADV}, s{S_BADV}, 0x7fffffff  // none: above every key, as a signed key"]
+            if VARLEN else [])
 
 
 # The epilogue's values, in the scores' registers (free from the last P V MFMA's issue to the
@@ -1079,12 +1290,29 @@ def epilogue_values():
         f"v_rcp_f32 v{t}, v{V_LSUM}",
         "s_nop 0",
         f"v_mul_f32 v{t}, s{S_VDS}, v{t}",
-        "// rows at or after the diagonal tile's first key with a NaN in V saw it: NaN output",
-        f"v_cmp_gt_u32 vcc, s{S_BADV}, v{V_QROW}",
+    ]
+    if VARLEN:
+        b += ["// (any lengths: a row that saw no key, L = 0, is zeros; its last key qrow + shift,",
+              "// negative for such rows, compared signed; rows past the sequence are not stored)",
+              f"v_cmp_lt_f32 vcc, 0, v{V_LSUM}",
+              "s_nop 1",
+              f"v_cndmask_b32 v{t}, 0, v{t}, vcc",
+              f"v_add_u32 v{t + 4}, s{S_SHIFT}, v{V_QROW}",
+              f"v_cmp_gt_i32 vcc, s{S_LQ}, v{V_QROW}",
+              f"v_mov_b32 v{V_OROW}, {0x7fffffff:#x}",
+              "s_nop 0",
+              f"v_cndmask_b32 v{V_OROW}, v{V_OROW}, v{V_QROW}, vcc",
+              f"v_cmp_gt_i32 vcc, s{S_BADV}, v{t + 4}"]
+    else:
+        b += ["// rows at or after the diagonal tile's first key with a NaN in V saw it: NaN output",
+              f"v_cmp_gt_u32 vcc, s{S_BADV}, v{V_QROW}"]
+    b += [
         f"v_mov_b32 v{t + 5}, {f32(float('nan'))}",
         "s_nop 0",
         f"v_cndmask_b32 v{V_FACTOR}, v{t + 5}, v{t}, vcc",
-        f"v_mov_b32 v{V_OROW}, v{V_QROW}",
+    ]
+    b += [] if VARLEN else [f"v_mov_b32 v{V_OROW}, v{V_QROW}"]
+    b += [
         "// LSE (natural log): ln 2 (m + log2 L) + LSE_OFFSET, the first 64 rows' from their",
         "// unrounded sum instead, without the offset (lse_row_sum())",
         f"s_cmp_eq_u32 s{S_NBW}, 1",
@@ -1099,6 +1327,7 @@ def epilogue_values():
     # out base of (b, h) in bytes: out + 2 (b * os0 + h * os2), then the lane's row and half
     b += [f"s_mov_b64 s[{S_X}:{S_X + 1}], 0"]
     b += mad64(S_X, S_OS, S_B) + mad64(S_X, S_OS + 4, S_H)
+    b += mad_row(S_X, S_OS + 2, S_Q0) if VARLEN else []  # (the sequence's first row)
     b += [f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 1",
           f"s_add_u32 s{S_X}, s{S_X}, s{S_OUT}",
           f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}",
@@ -1109,9 +1338,11 @@ def epilogue_values():
     b += ["// LSE row of (b, h): lse + 4 ((b H + h) S + row)",
           f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}",
           f"s_add_u32 s{S_T0}, s{S_T0}, s{S_H}",
-          f"s_mul_i32 s{S_X}, s{S_T0}, s{S_SEQ}",
-          f"s_mul_hi_u32 s{S_X + 1}, s{S_T0}, s{S_SEQ}",
-          f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 2",
+          f"s_mul_i32 s{S_X}, s{S_T0}, s{S_LSE_ROWS}",
+          f"s_mul_hi_u32 s{S_X + 1}, s{S_T0}, s{S_LSE_ROWS}"]
+    # (any lengths: lse_rows per (batch, head), total_q for varlen, from the sequence's first row)
+    b += [f"s_add_u32 s{S_X}, s{S_X}, s{S_Q0}", f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, 0"] if VARLEN else []
+    b += [f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 2",
           f"s_add_u32 s{S_X}, s{S_X}, s{S_LSE}",
           f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_LSE + 1}",
           f"v_lshlrev_b32 v{t + 3}, 2, v{V_QROW}"]

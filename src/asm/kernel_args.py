@@ -40,6 +40,14 @@ ATTN_FWD_ARGS = Layout("AttnFwdArgs", "attn_fwd_args.h", [
     ("div_n_tiles", "FastDiv", 1), ("div_heads", "FastDiv", 1), ("div_group", "FastDiv", 1),
 ])
 
+# The any-lengths kernels' arguments: AttnFwdArgs, then the sequences' (attn_fwd_lengths_args.h).
+_SIZES["AttnFwdArgs"] = ATTN_FWD_ARGS.size
+ATTN_LENGTHS_ARGS = Layout("AttnLengthsArgs", "attn_fwd_lengths_args.h", [
+    ("f", "AttnFwdArgs", 1),
+    ("cu_seqlens_q", "u64", 1), ("cu_seqlens_k", "u64", 1), ("lse_rows", "i64", 1),
+    ("total_q", "i32", 1), ("total_k", "i32", 1), ("seqlen_k", "i32", 1), ("reserved", "i32", 1),
+])
+
 FP8_CONVERT_ARGS = Layout("Fp8ConvertArgs", "fp8_quantize_args.h", [
     ("src", "u64", 1), ("dst", "u64", 1), ("partials", "u64", 1), ("descale", "u64", 1),
     ("src_stride_y", "i64", 1), ("src_stride_z", "i64", 1),
@@ -47,4 +55,4 @@ FP8_CONVERT_ARGS = Layout("Fp8ConvertArgs", "fp8_quantize_args.h", [
     ("row_len", "u32", 1), ("reserved", "u32", 1),
 ])
 
-LAYOUTS = [ATTN_FWD_ARGS, FP8_CONVERT_ARGS]
+LAYOUTS = [ATTN_FWD_ARGS, ATTN_LENGTHS_ARGS, FP8_CONVERT_ARGS]

@@ -48,6 +48,28 @@ TEST(Fp8AsmDispatch, GeneratedKernelsAreEmbedded) {
   }
 }
 
+TEST(Fp8AsmDispatch, GeneratedVarlenKernelIsEmbedded) {
+  const KernelInfo* k = find_kernel("attn_fwd_fp8_d128_varlen");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(std::string(k->code_object), "attn_fwd_fp8_d128_varlen_asm");
+  EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnLengthsArgs));
+  EXPECT_EQ(k->max_workgroup_size, 512u);
+  EXPECT_EQ(k->scratch_bytes, 0u);
+}
+
+// seqlen_k above seqlen_q (and varlen batches, test_emu_varlen.cpp) at d 128 run the generated
+// varlen kernel; at d_qk 192 the HIP any-lengths one.
+TEST(Fp8AsmDispatch, AnyLengthsUseTheGeneratedVarlenKernelAtD128) {
+  FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000);
+  p.seqlen_k = 3000;
+  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_varlen");
+  EXPECT_EQ(attn_kernel_shape(p).tile_rows, 256);
+  EXPECT_EQ(attn_kernel_shape(p).threads, 512);
+  FwdProblem p192 = problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000);
+  p192.seqlen_k = 3000;
+  EXPECT_STREQ(attn_kernel_name(p192), "attn_fwd_fp8_d192_gfx950_varlen");
+}
+
 TEST(Fp8AsmDispatch, Fp8UsesTheGeneratedKernels) {
   for (int d : {128, 192}) {
     const std::string name = "attn_fwd_fp8_d" + std::to_string(d);

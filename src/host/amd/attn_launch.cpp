@@ -107,13 +107,19 @@ constexpr int kFp8AsmThreads = 512;
 // out rows with a 64-bit scalar base per (batch, head) plus a 32-bit per-lane byte offset
 // (row * row stride), and device descales with a 32-bit byte offset. Problems beyond those
 // offsets run on HIP kernels instead (the baseline uses 64-bit addresses throughout).
+// Any lengths (the varlen kernel): the same per sequence, whose rows are offsets from its
+// first (its base holds the rest, 64-bit): at most max_seqlen_q query rows, and key rows
+// loaded up to a key tile past the 64-key blocks of max_seqlen_k before they are clamped.
 bool fits_32bit_offsets(const FwdProblem& p) {
   constexpr int64_t kLimit = int64_t{1} << 32;
   const int64_t last_row = p.seqlen - 1;
   // K and V rows are loaded in 128-key tiles up to the end of the last 256-row query tile
   // (seqlen + 255 at most) before they are clamped to the last row.
-  const int64_t last_kv_row = p.seqlen + 255;
+  const int64_t last_kv_row = any_lengths(p) ? p.seqlen_k + 383 : p.seqlen + 255;
   if (p.q.stride[1] < 0 || last_row * p.q.stride[1] + p.d_qk >= kLimit) return false;
+  // (The varlen kernel multiplies a sequence's first row by the low words of the q and out
+  // row strides.)
+  if (any_lengths(p) && (p.q.stride[1] >= kLimit || p.out.stride[1] >= kLimit)) return false;
   const struct { const View& v; int64_t row; } kv[2] = {{p.k, p.d_qk}, {p.v, p.d_v}};
   for (const auto& x : kv)
     if (x.v.stride[1] < 0 || last_kv_row * x.v.stride[1] + x.row >= kLimit) return false;
@@ -153,8 +159,10 @@ bool fits_pingpong_gfx950(const FwdProblem& p, int elem_bytes) {
 
 // The any-lengths kernel of a problem, or null: the ping-pong kernels' (BF16 and FP8, d 128
 // and 192/128) where their row alignment and offsets allow.
+// FP8 d 128: the generated varlen kernel where its offsets reach (as the fixed-length one).
 const char* any_lengths_kernel(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
+  if (fp8 && p.d_qk == 128 && fits_32bit_offsets(p)) return "attn_fwd_fp8_d128_varlen";
   if (!fits_pingpong_gfx950(p, fp8 ? 1 : 2)) return nullptr;
   if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192_gfx950_varlen" : "attn_fwd_bf16_d192_gfx950_varlen";
   return fp8 ? "attn_fwd_fp8_d128_gfx950_varlen" : "attn_fwd_bf16_d128_gfx950_varlen";
@@ -193,7 +201,8 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
     return {kernels::fp8_d192_gfx950::kTileRows, kernels::fp8_d192_gfx950::kThreads};
   // The generated FP8 kernels: 8 waves in ping-pong on 256 query rows
   // (src/asm/gen_attn_fwd_fp8.py, TILE_Q and THREADS).
-  if (name == "attn_fwd_fp8_d128" || name == "attn_fwd_fp8_d192") return {kFp8AsmTileRows, kFp8AsmThreads};
+  if (name == "attn_fwd_fp8_d128" || name == "attn_fwd_fp8_d192" || name == "attn_fwd_fp8_d128_varlen")
+    return {kFp8AsmTileRows, kFp8AsmThreads};
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
 
