@@ -63,6 +63,7 @@ TEST(CodeObjects, ManifestListsEveryKernelTheHostLaunches) {
       {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs), 512},  // 8 waves (src/asm/gen_attn_fwd_fp8.py)
       {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs), 512},
       {"attn_fwd_fp8_d128_varlen", sizeof(kernels::AttnLengthsArgs), 512},
+      {"attn_fwd_fp8_d192_varlen", sizeof(kernels::AttnLengthsArgs), 512},
       {"attn_fwd_fp8_d192_hip", sizeof(kernels::AttnFwdArgs)},
       {"attn_fwd_fp8_d128_hip", sizeof(kernels::AttnFwdArgs)},
       {"fp8_amax_bf16", sizeof(kernels::Fp8AmaxArgs)},      {"fp8_amax_f32", sizeof(kernels::Fp8AmaxArgs)},

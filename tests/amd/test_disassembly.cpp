@@ -87,6 +87,7 @@ const Expectation kExpectations[] = {
     {"attn_fwd_fp8_d128_asm", "attn_fwd_fp8_d128", "v_mfma_scale_f32_32x32x64_f8f6f4"},
     {"attn_fwd_fp8_d192_asm", "attn_fwd_fp8_d192", "v_mfma_scale_f32_32x32x64_f8f6f4"},
     {"attn_fwd_fp8_d128_varlen_asm", "attn_fwd_fp8_d128_varlen", "v_mfma_scale_f32_32x32x64_f8f6f4"},
+    {"attn_fwd_fp8_d192_varlen_asm", "attn_fwd_fp8_d192_varlen", "v_mfma_scale_f32_32x32x64_f8f6f4"},
     {"attn_fwd_fp8", "attn_fwd_fp8_d192_hip", "v_mfma_scale_f32_32x32x64_f8f6f4"},
     {"fp8_amax", "fp8_amax_bf16", "v_max_u32"},
     {"fp8_amax", "fp8_amax_f32", "v_max_u32"},

@@ -48,26 +48,29 @@ TEST(Fp8AsmDispatch, GeneratedKernelsAreEmbedded) {
   }
 }
 
-TEST(Fp8AsmDispatch, GeneratedVarlenKernelIsEmbedded) {
-  const KernelInfo* k = find_kernel("attn_fwd_fp8_d128_varlen");
-  ASSERT_NE(k, nullptr);
-  EXPECT_EQ(std::string(k->code_object), "attn_fwd_fp8_d128_varlen_asm");
-  EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnLengthsArgs));
-  EXPECT_EQ(k->max_workgroup_size, 512u);
-  EXPECT_EQ(k->scratch_bytes, 0u);
+TEST(Fp8AsmDispatch, GeneratedVarlenKernelsAreEmbedded) {
+  for (const char* name : {"attn_fwd_fp8_d128_varlen", "attn_fwd_fp8_d192_varlen"}) {
+    const KernelInfo* k = find_kernel(name);
+    ASSERT_NE(k, nullptr) << name;
+    EXPECT_EQ(std::string(k->code_object), std::string(name) + "_asm");
+    EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnLengthsArgs));
+    EXPECT_EQ(k->max_workgroup_size, 512u);
+    EXPECT_EQ(k->scratch_bytes, 0u);
+  }
 }
 
-// seqlen_k above seqlen_q (and varlen batches, test_emu_varlen.cpp) at d 128 run the generated
-// varlen kernel; at d_qk 192 the HIP any-lengths one.
-TEST(Fp8AsmDispatch, AnyLengthsUseTheGeneratedVarlenKernelAtD128) {
-  FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, 128, 1000);
-  p.seqlen_k = 3000;
-  EXPECT_STREQ(attn_kernel_name(p), "attn_fwd_fp8_d128_varlen");
-  EXPECT_EQ(attn_kernel_shape(p).tile_rows, 256);
-  EXPECT_EQ(attn_kernel_shape(p).threads, 512);
-  FwdProblem p192 = problem(ZYFA_DTYPE_FP8_E4M3, 192, 1000);
-  p192.seqlen_k = 3000;
-  EXPECT_STREQ(attn_kernel_name(p192), "attn_fwd_fp8_d192_gfx950_varlen");
+// seqlen_k above seqlen_q (and varlen batches, test_emu_varlen.cpp) run the generated varlen
+// kernels; beyond their 32-bit offsets the HIP any-lengths ones.
+TEST(Fp8AsmDispatch, AnyLengthsUseTheGeneratedVarlenKernels) {
+  for (int d : {128, 192}) {
+    FwdProblem p = problem(ZYFA_DTYPE_FP8_E4M3, d, 1000);
+    p.seqlen_k = 3000;
+    EXPECT_EQ(attn_kernel_name(p), "attn_fwd_fp8_d" + std::to_string(d) + "_varlen");
+    EXPECT_EQ(attn_kernel_shape(p).tile_rows, 256);
+    EXPECT_EQ(attn_kernel_shape(p).threads, 512);
+    p.q.stride[1] = int64_t{1} << 32;  // a sequence's first row past the varlen kernels' offsets
+    EXPECT_EQ(attn_kernel_name(p), "attn_fwd_fp8_d" + std::to_string(d) + "_gfx950_varlen");
+  }
 }
 
 TEST(Fp8AsmDispatch, Fp8UsesTheGeneratedKernels) {

@@ -159,10 +159,10 @@ bool fits_pingpong_gfx950(const FwdProblem& p, int elem_bytes) {
 
 // The any-lengths kernel of a problem, or null: the ping-pong kernels' (BF16 and FP8, d 128
 // and 192/128) where their row alignment and offsets allow.
-// FP8 d 128: the generated varlen kernel where its offsets reach (as the fixed-length one).
+// FP8: the generated varlen kernels where their offsets reach (as the fixed-length ones).
 const char* any_lengths_kernel(const FwdProblem& p) {
   const bool fp8 = p.in_dtype == ZYFA_DTYPE_FP8_E4M3;
-  if (fp8 && p.d_qk == 128 && fits_32bit_offsets(p)) return "attn_fwd_fp8_d128_varlen";
+  if (fp8 && fits_32bit_offsets(p)) return p.d_qk == 192 ? "attn_fwd_fp8_d192_varlen" : "attn_fwd_fp8_d128_varlen";
   if (!fits_pingpong_gfx950(p, fp8 ? 1 : 2)) return nullptr;
   if (p.d_qk == 192) return fp8 ? "attn_fwd_fp8_d192_gfx950_varlen" : "attn_fwd_bf16_d192_gfx950_varlen";
   return fp8 ? "attn_fwd_fp8_d128_gfx950_varlen" : "attn_fwd_bf16_d128_gfx950_varlen";
@@ -201,7 +201,8 @@ AttnKernelShape attn_kernel_shape(const FwdProblem& p) {
     return {kernels::fp8_d192_gfx950::kTileRows, kernels::fp8_d192_gfx950::kThreads};
   // The generated FP8 kernels: 8 waves in ping-pong on 256 query rows
   // (src/asm/gen_attn_fwd_fp8.py, TILE_Q and THREADS).
-  if (name == "attn_fwd_fp8_d128" || name == "attn_fwd_fp8_d192" || name == "attn_fwd_fp8_d128_varlen")
+  if (name == "attn_fwd_fp8_d128" || name == "attn_fwd_fp8_d192" || name == "attn_fwd_fp8_d128_varlen" ||
+      name == "attn_fwd_fp8_d192_varlen")
     return {kFp8AsmTileRows, kFp8AsmThreads};
   return {kernels::kAttnTileRows, kernels::kAttnThreads};
 }
