@@ -20,6 +20,17 @@ inline HostRun run_emu(AttnData& a, uint64_t interleave_seed) {
   return run_on_host(a, ZYFA_BACKEND_EMU);
 }
 
+// The kernel names of the emulator's launch lines ($ZYFA_EMU_STATS=1) in `log`, space-separated.
+inline std::string launched_kernels(const std::string& log) {
+  std::string names;
+  const std::string tag = "zyfa emu: ";
+  for (size_t at = log.find(tag); at != std::string::npos; at = log.find(tag, at + 1)) {
+    const size_t b = at + tag.size();
+    names += (names.empty() ? "" : " ") + log.substr(b, log.find(' ', b) - b);
+  }
+  return names;
+}
+
 using EmuRunner = std::function<HostRun(AttnData&, uint64_t interleave_seed)>;
 
 // Runs `a` under each of `interleavings` (with `runner`, run_emu unless given): every run must

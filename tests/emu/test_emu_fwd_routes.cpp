@@ -27,17 +27,6 @@ constexpr const char* kPingPong192 = "attn_fwd_bf16_d192_gfx950";
 constexpr const char* kBaseline192 = "attn_fwd_bf16_d192";
 constexpr const char* kFp8Generated192 = "attn_fwd_fp8_d192";
 
-// The kernel names of the emulator's launch lines in `log`, space-separated.
-std::string launched(const std::string& log) {
-  std::string names;
-  const std::string tag = "zyfa emu: ";
-  for (size_t at = log.find(tag); at != std::string::npos; at = log.find(tag, at + 1)) {
-    const size_t b = at + tag.size();
-    names += (names.empty() ? "" : " ") + log.substr(b, log.find(' ', b) - b);
-  }
-  return names;
-}
-
 // Runs `a` under two interleavings (bitwise equal, run_emu_interleavings), checks it against
 // the fp64 reference and the kernel each run launched.
 void run_and_check(AttnData& a, const std::string& name, const char* kernel) {
@@ -49,7 +38,7 @@ void run_and_check(AttnData& a, const std::string& name, const char* kernel) {
     HostRun run = run_emu(d, interleave_seed);
     const std::string log = ::testing::internal::GetCapturedStderr();
     unsetenv("ZYFA_EMU_STATS");
-    EXPECT_EQ(launched(log), kernel) << "interleaving seed " << interleave_seed;
+    EXPECT_EQ(launched_kernels(log), kernel) << "interleaving seed " << interleave_seed;
     return run;
   };
   HostRun first;

@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "emu/device/emu_device.h"
+#include "emu_run.h"
 #include "host/amd/amd_backend.h"
 #include "host/amd/attn_launch.h"
 #include "host/amd/code_objects.h"
@@ -210,6 +212,40 @@ TEST(VarlenBadPrefixSums, StayInBounds) {
         ASSERT_TRUE(is_poison_bf16(call.out[i])) << "write past the output at element " << i;
       EXPECT_TRUE(is_poison_f32(call.lse.back())) << "write past the LSE";
     }
+  }
+}
+
+// FP8 varlen batches run the generated varlen kernels (d 128 and 192/128; the launches read
+// from the emulator's per-launch lines, so that a change of routing cannot pass unnoticed),
+// bitwise alike under two interleavings of the waves. Chunks and a sequence of no query,
+// std 1 (the rescale taken and skipped).
+TEST(VarlenFp8Generated, LaunchesItsKernelDeterministically) {
+  for (int64_t d : {128, 192}) {
+    VarlenConfig c = VarlenConfig::of(ZYFA_DTYPE_FP8_E4M3, d, 4, 2, "Chunked", {1, 300, 37, 0, 100},
+                                      {200, 333, 101, 50, 300}).with(Inputs::GAUSSIAN, 1.0);
+    c.seed = seed_for("VarlenFp8Generated/" + c.name());
+    const VarlenData data = make_varlen_data(c);
+    const std::string kernel = "attn_fwd_fp8_d" + std::to_string(d) + "_varlen";
+    std::vector<VarlenCall> runs;
+    for (uint64_t interleave : {uint64_t{1}, test_seed()}) {
+      runs.push_back(VarlenCall{data});
+      VarlenCall& call = runs.back();
+      ASSERT_NO_FATAL_FAILURE(make_call(&call));
+      setenv("ZYFA_EMU_SEED", std::to_string(interleave).c_str(), 1);
+      setenv("ZYFA_EMU_STATS", "1", 1);
+      ::testing::internal::CaptureStderr();
+      auto backend = amd::make_amd_backend(std::make_unique<emu::EmuDevice>(), ZYFA_BACKEND_EMU);
+      const zyfa_status_t s = backend->fwd(call.p);
+      const std::string log = ::testing::internal::GetCapturedStderr();
+      unsetenv("ZYFA_EMU_STATS");
+      unsetenv("ZYFA_EMU_SEED");
+      ASSERT_EQ(s, ZYFA_STATUS_SUCCESS) << c.name() << ": " << zyfa_last_error();
+      EXPECT_EQ(launched_kernels(log), "varlen_job_table " + kernel) << c.name() << ", interleaving " << interleave;
+    }
+    EXPECT_EQ(0, std::memcmp(runs[0].out.data(), runs[1].out.data(), runs[0].out.size() * 2))
+        << c.name() << ": output differs between interleavings";
+    EXPECT_EQ(0, std::memcmp(runs[0].lse.data(), runs[1].lse.data(), runs[0].lse.size() * 4))
+        << c.name() << ": LSE differs between interleavings";
   }
 }
 
