@@ -37,24 +37,20 @@ FwdProblem problem(zyfa_dtype_t dtype, int64_t d_qk, int64_t seqlen) {
   return p;
 }
 
+// The fixed-length kernels and their varlen mode (AttnLengthsArgs).
 TEST(Fp8AsmDispatch, GeneratedKernelsAreEmbedded) {
-  for (const char* name : {"attn_fwd_fp8_d128", "attn_fwd_fp8_d192"}) {
+  const struct { const char* name; size_t args; } generated[] = {
+      {"attn_fwd_fp8_d128", sizeof(kernels::AttnFwdArgs)},
+      {"attn_fwd_fp8_d192", sizeof(kernels::AttnFwdArgs)},
+      {"attn_fwd_fp8_d128_varlen", sizeof(kernels::AttnLengthsArgs)},
+      {"attn_fwd_fp8_d192_varlen", sizeof(kernels::AttnLengthsArgs)},
+  };
+  for (const auto& [name, args] : generated) {
     const KernelInfo* k = find_kernel(name);
     ASSERT_NE(k, nullptr) << name;
     EXPECT_EQ(std::string(k->code_object), std::string(name) + "_asm");
-    EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnFwdArgs));
+    EXPECT_EQ(k->kernarg_size, args) << name;
     EXPECT_EQ(k->max_workgroup_size, 512u);  // 8 waves in ping-pong
-    EXPECT_EQ(k->scratch_bytes, 0u);
-  }
-}
-
-TEST(Fp8AsmDispatch, GeneratedVarlenKernelsAreEmbedded) {
-  for (const char* name : {"attn_fwd_fp8_d128_varlen", "attn_fwd_fp8_d192_varlen"}) {
-    const KernelInfo* k = find_kernel(name);
-    ASSERT_NE(k, nullptr) << name;
-    EXPECT_EQ(std::string(k->code_object), std::string(name) + "_asm");
-    EXPECT_EQ(k->kernarg_size, sizeof(kernels::AttnLengthsArgs));
-    EXPECT_EQ(k->max_workgroup_size, 512u);
     EXPECT_EQ(k->scratch_bytes, 0u);
   }
 }
