@@ -122,7 +122,18 @@ struct FwdConfig {
   // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S]
   static constexpr int kNumBars = 2 + 4 * kStages;
   static constexpr int kOffUnseen = kOffBar + kNumBars * 8;  // 2 words (unseen_v.cuh)
-  static constexpr int kSmemBytes = kOffUnseen + 8 + 1024;  // + alignment slack
+  // FP8 d 128: each consumer warp stages its 16 output rows in shared memory (stmatrix) and
+  // sends them as bulk copies, instead of 32 scattered 4-byte stores per thread; without the
+  // ping-pong both warpgroups' epilogues leave the tensor cores idle, so a short epilogue
+  // counts at short sequences (docs/performance.md, tuning log). Rows of 256 bytes padded to
+  // 272: the eight rows of one 8x8 matrix fall in different banks. FP8 d 192 measured 1% slower
+  // with it at S 32K; BF16 has no room for it (d 128: 224 KiB of q, k and v) and hides its
+  // epilogue behind the other warpgroup's turn.
+  static constexpr bool kStagedOut = kFp8 && kDqk == 128;
+  static constexpr int kStageRow = kDv * 2 + 16;
+  static constexpr int kStageBytes = 64 * kStageRow;
+  static constexpr int kOffO = (kOffUnseen + 8 + 127) / 128 * 128;
+  static constexpr int kSmemBytes = (kStagedOut ? kOffO + 2 * kStageBytes : kOffUnseen + 8) + 1024;  // + alignment slack
 
   static_assert(kQChunkBytes % 1024 == 0 && kKChunkBytes % 1024 == 0 && kVBytes % 1024 == 0 &&
                 kVtBytes % 1024 == 0, "tiles must keep 1024-byte alignment for the swizzle");
@@ -242,12 +253,13 @@ __device__ __forceinline__ Barriers barriers(uint32_t base) {
 // row sums (FP8: the ones-row column of O; BF16: the thread's partial sums over its lane quad),
 // writes them as BF16 (NaN from row bad_v_row on: those rows see a non-finite v the kernel
 // zeroed, unseen_v.cuh) and the natural-log LSE. A row that sees no key (a varlen sequence with
-// fewer keys than queries) has a zero row sum: zeros and LSE -inf.
+// fewer keys than queries) has a zero row sum: zeros and LSE -inf. `stage`: this warpgroup's
+// output stage in shared memory (kStagedOut).
 template <class Cfg, int kOAcc>
 __device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, const TileCoord& tc, const TileSeq& seq,
                                                   const int (&q_row)[2], int col0, int lane, float vd, int bad_v_row,
                                                   const float (&row_max)[2], const float (&row_sum)[2],
-                                                  const float (&o_acc)[kOAcc]) {
+                                                  const float (&o_acc)[kOAcc], uint32_t stage) {
   float total[2];
   if constexpr (Cfg::kIsFp8) {
     total[0] = row_sum[0] + o_acc[Cfg::kDv / 2];      // column 128 (a ones row of vᵀ), row0
@@ -261,17 +273,61 @@ __device__ __forceinline__ void write_tile_output(const FwdKernelArgs& args, con
       total[r] = s;
     }
   }
+  // Staged (kStagedOut): each warp's 16 rows go through its part of the warpgroup's stage when
+  // every row of the output starts on 16 bytes, as bulk copies need; else, and in the other
+  // kernels, straight from the registers.
+  const bool staged =
+      Cfg::kStagedOut && ((reinterpret_cast<uintptr_t>(args.out) |
+                           static_cast<uintptr_t>(args.o_stride[0] | args.o_stride[1] | args.o_stride[2]) * 2) &
+                          15) == 0;
+  auto inv_of = [&](int r) {
+    return q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : total[r] > 0.0f ? vd / total[r] : 0.0f;
+  };
+  if (staged) {
+    const float inv[2] = {inv_of(0), inv_of(1)};
+    // Rows 16 w .. 16 w + 15 of the warpgroup's stage belong to warp w alone: the lanes that
+    // sent its rows of the previous tile wait until their copies have read them, then the warp
+    // writes the rows as 8x8 matrices (the accumulator fragments are stmatrix's layout: lane
+    // l holds row l / 4, columns 2 (l % 4) and + 1 of each) and its first 16 lanes send one
+    // row each. Rows past the sequence are written to the stage and not sent.
+    const int warp_row0 = q_row[0] - (lane / 4);  // the warp's first row in the tile
+    const uint32_t warp_stage = stage + (warp_row0 - tc.m * Cfg::kBlockM) % 64 * Cfg::kStageRow;
+    ptx::bulk_wait_read_all();
+    __syncwarp();
+    // Lane l gives the address of row l % 8 of matrix l / 8: matrices (r, j), (r + 1, j),
+    // (r, j + 1), (r + 1, j + 1) for rows 8 r.. of columns 8 j...
+    const uint32_t lane_addr = warp_stage + ((lane / 8) % 2 * 8 + lane % 8) * Cfg::kStageRow + (lane / 16) * 16;
+#pragma unroll
+    for (int j = 0; j < Cfg::kDv / 8; j += 2) {
+      ptx::stmatrix_x4(lane_addr + 16 * j,
+                       ptx::pack_bf16(o_acc[4 * j] * inv[0], o_acc[4 * j + 1] * inv[0]),
+                       ptx::pack_bf16(o_acc[4 * j + 2] * inv[1], o_acc[4 * j + 3] * inv[1]),
+                       ptx::pack_bf16(o_acc[4 * j + 4] * inv[0], o_acc[4 * j + 5] * inv[0]),
+                       ptx::pack_bf16(o_acc[4 * j + 6] * inv[1], o_acc[4 * j + 7] * inv[1]));
+    }
+    ptx::fence_proxy_async();
+    __syncwarp();
+    const int q = warp_row0 + lane;
+    if (lane < 16 && q < seq.lq) {
+      const int64_t row = static_cast<int64_t>(seq.q0) + q;
+      uint16_t* out = args.out + seq.batch * args.o_stride[0] + row * args.o_stride[1] + tc.h * args.o_stride[2];
+      ptx::bulk_store(out, warp_stage + lane * Cfg::kStageRow, Cfg::kDv * 2);
+      ptx::bulk_commit();
+    }
+  }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (q_row[r] >= seq.lq) continue;
     const bool seen = total[r] > 0.0f;
     const float inv = q_row[r] >= bad_v_row ? __int_as_float(0x7FC00000) : seen ? vd / total[r] : 0.0f;
     const int64_t row = static_cast<int64_t>(seq.q0) + q_row[r];
-    uint16_t* out = args.out + seq.batch * args.o_stride[0] + row * args.o_stride[1] + tc.h * args.o_stride[2] + col0;
+    if (!staged) {
+      uint16_t* out = args.out + seq.batch * args.o_stride[0] + row * args.o_stride[1] + tc.h * args.o_stride[2] + col0;
 #pragma unroll
-    for (int j = 0; j < Cfg::kDv / 8; ++j) {
-      const uint32_t v = ptx::pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
-      *reinterpret_cast<uint32_t*>(out + 8 * j) = v;
+      for (int j = 0; j < Cfg::kDv / 8; ++j) {
+        const uint32_t v = ptx::pack_bf16(o_acc[4 * j + 2 * r] * inv, o_acc[4 * j + 2 * r + 1] * inv);
+        *reinterpret_cast<uint32_t*>(out + 8 * j) = v;
+      }
     }
     if (args.lse != nullptr && (lane % 4) == 0) {
       const float lse2 = row_max[r] - Cfg::kPShift + __log2f(total[r]);
@@ -362,6 +418,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
   const int warp = t / 32, lane = t % 32;
   const int row0 = 64 * wg + 16 * warp + lane / 4;  // this thread's rows: row0 and row0 + 8
   const int col0 = 2 * (lane % 4);
+  const uint32_t stage = base + Cfg::kOffO + wg * Cfg::kStageBytes;  // kStagedOut only
 
   const detail::JobSlice js = detail::cta_jobs(args.job_table);
   const detail::Barriers bars = detail::barriers<Cfg, kStages>(base);
@@ -661,7 +718,7 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       };
 
       if (tb.blocks == 0) {  // no row sees a key (nothing was loaded): zeros, LSE -inf
-        detail::write_tile_output<Cfg>(args, tc, edge_seq(), q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc);
+        detail::write_tile_output<Cfg>(args, tc, edge_seq(), q_row, col0, lane, vd, INT_MAX, row_max, row_sum, o_acc, stage);
         continue;
       }
       ++unseen_gen;
@@ -796,9 +853,11 @@ __device__ __forceinline__ void fwd_consumer(const FwdKernelArgs& args, uint32_t
       const int bad_v_row = first_bad == detail::kUnseenNone
                                 ? INT_MAX
                                 : key_block0() * Cfg::kBlockN + first_bad - (out_seq.lk - out_seq.lq);
-      detail::write_tile_output<Cfg>(args, tc, out_seq, q_row, col0, lane, vd, bad_v_row, row_max, row_sum, o_acc);
+      detail::write_tile_output<Cfg>(args, tc, out_seq, q_row, col0, lane, vd, bad_v_row, row_max, row_sum, o_acc, stage);
     }
   }
+  // The shared memory of the CTA must outlive the bulk copies' reads of the last stage.
+  if constexpr (Cfg::kStagedOut) bulk_wait_read_all();
 }
 
 template <class Cfg, int kStages>
