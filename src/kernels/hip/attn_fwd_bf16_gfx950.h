@@ -904,9 +904,15 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   }
   K::wait_loads(false, false);
   // Q^T has arrived; the sign flip here is also where the compiler waits for it (nothing else
-  // is in flight), not before the first scores, after V_1's loads.
+  // is in flight), not before the first scores, after V_1's loads. Each flipped register is
+  // named by an empty asm here: otherwise the compiler sank the flips past the barrier and
+  // V_1's loads, and its waits for Q^T there (it does not know that the vmcnt(0) above
+  // drained the counter) waited for V_1.
 #pragma unroll
-  for (auto& x : q) x ^= q_sign;
+  for (auto& x : q) {
+    x ^= q_sign;
+    asm volatile("" : "+v"(x));
+  }
   barrier();
   if (any_keys && v_staged(0)) {
     K::sanitize_v(vs, 0, seqlen, tid, bad_slot);
