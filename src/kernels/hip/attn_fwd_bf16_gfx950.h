@@ -137,6 +137,21 @@ __device__ __forceinline__ void wait_vmcnt(int n) {
     asm volatile("s_waitcnt vmcnt(0)" ::: "memory");
 }
 
+// As wait_vmcnt for a K block's (k) and a V block's (v) loads, with kQ more operations left in
+// flight: the next tile's Q^T loads, issued just before this iteration's (attn_tile's first
+// tail iteration).
+template <int kQ, int kKLoads>
+__device__ __forceinline__ void wait_vmcnt_past_q(bool k, bool v) {
+  if (k && v)
+    asm volatile("s_waitcnt vmcnt(%0)" ::"n"(kQ + kKLoads + 2) : "memory");
+  else if (k)
+    asm volatile("s_waitcnt vmcnt(%0)" ::"n"(kQ + kKLoads) : "memory");
+  else if (v)
+    asm volatile("s_waitcnt vmcnt(%0)" ::"n"(kQ + 2) : "memory");
+  else
+    asm volatile("s_waitcnt vmcnt(%0)" ::"n"(kQ) : "memory");
+}
+
 // 64 rows of K or V (16 KiB) from global memory straight into LDS (global_load_lds_dwordx4):
 // each instruction of a wave fills 1 KiB of LDS, M0 + 16 x lane, so wave w writes rows
 // 4w + 32i + lane / 16 (i = 0, 1) at position lane % 16, and loads the global chunk that the
@@ -268,6 +283,8 @@ inline constexpr int kAhead = 3;
 // leading waves' softmax (see attn_tile).
 inline constexpr int kPrioMatrix = 2;
 inline constexpr int kPrioTrailSoftmax = 1;
+// The kinds of key-loop iteration (attn_tile).
+inline constexpr int kSteadyIter = 0, kGeneralIter = 1, kTailIter = 2;
 // extra: reads for MFMAs issued outside the groups first (inline assembly, see scores).
 template <int n, int r, int extra = 0>
 __device__ __forceinline__ void sched_reads_ahead() {
@@ -549,6 +566,7 @@ template <int kDqk, bool kAny = false>
 struct Bf16Kernel {
   static constexpr bool kAnyLengths = kAny;
   static constexpr bool kUnrollSteady = kDqk == 128;
+  static constexpr bool kEarlyQ = kDqk != 128;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -604,6 +622,10 @@ struct Bf16Kernel {
   // Until only this iteration's loads are in flight: a K block's and a V block's (2).
   __device__ static __forceinline__ void wait_loads(bool k, bool v) {
     wait_vmcnt<D::kKLoads>(D::kKLoads * k + 2 * v);
+  }
+  // The same when the next tile's Q^T loads went out just before this iteration's.
+  __device__ static __forceinline__ void wait_loads_past_q(bool k, bool v) {
+    wait_vmcnt_past_q<D::kSteps, D::kKLoads>(k, v);
   }
   __device__ static __forceinline__ void scores(Wave& w, const QRegs& q, lptr<uint8_t> kbuf) {
     zyfa::kernels::scores(w, q, kbuf);
@@ -710,8 +732,9 @@ __device__ __forceinline__ void batch_out_args(const Args& a) {
 // more (its last scores were before that iteration's barrier), so that their latency passes
 // under that iteration and the epilogue instead of holding up the prologue. known: the
 // tile's sequence when the caller has it (any lengths: its prefix sums are not read twice,
-// which took one scalar register too many).
-template <class K>
+// which took one scalar register too many). kQ, kK: which of the two (a wave's Q^T rows may
+// start earlier than the K blocks, see attn_tile).
+template <class K, bool kQ = true, bool kK = true>
 __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint8_t> kbuf, uint32_t tile_word,
                                                  uint32_t n_tiles, int wave, int lane,
                                                  const SeqGeom* known = nullptr) {
@@ -731,7 +754,8 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
       (kAny ? g.bt * a.q_stride[0] + (g.q_row + qload) * a.q_stride[1] + tc.h * a.q_stride[2]
             : tc.b * a.q_stride[0] + static_cast<int64_t>(qload) * a.q_stride[1] + tc.h * a.q_stride[2]) *
           K::kElemBytes;
-  K::load_q(q, qbase, lane >> 5);
+  if constexpr (kQ) K::load_q(q, qbase, lane >> 5);
+  if constexpr (!kK) return;
   const gptr<const uint8_t> kbase = global<const uint8_t>(a.k) +
       (kAny ? g.bt * a.k_stride[0] + g.k_row * a.k_stride[1] + tc.hk * a.k_stride[2]
             : tc.b * a.k_stride[0] + tc.hk * a.k_stride[2]) *
@@ -792,6 +816,30 @@ __device__ __forceinline__ void store_rows_by_lines(lptr<uint8_t> stage, const u
     }
     asm volatile("" ::: "memory");
   }
+}
+
+// Whether a wave's rows of the next tile's Q^T start once its last scores are done (attn_tile):
+// BF16 d 192/128 (K::kEarlyQ). At d 128 the same was slower (S 2K 926.7 -> 913.8 TFLOP/s);
+// the FP8 d 192/128 HIP body spilled 5 VGPRs with it.
+template <class K>
+__device__ constexpr bool early_q() {
+  if constexpr (K::kElemBytes == 2)
+    return K::kEarlyQ;
+  else
+    return false;
+}
+
+// An iteration's wait for its loads (K::wait_loads); past_q: the next tile's Q^T loads went out
+// just before them and stay in flight (BF16 only, attn_tile's tail iterations).
+template <class K>
+__device__ __forceinline__ void wait_iteration_loads(bool past_q, bool k, bool v) {
+  if constexpr (K::kElemBytes == 2) {
+    if (past_q) {
+      K::wait_loads_past_q(k, v);
+      return;
+    }
+  }
+  K::wait_loads(k, v);
 }
 
 // One query tile. next_word: the tile that follows (kNoTileWord: none), whose first loads
@@ -950,9 +998,15 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   const int first_staged = (kAny ? tile_q0 + sg.shift + 1 : tile_q0) / kKeyBlock;
   const int n_steady = min(min(n_w - 1, n - 3), min(first_staged - 2, (w.q0 + 1) / kKeyBlock - 1));
   // rot_tag: j % 3 when the caller knows it (0..2, the steady loop unrolled by three), so that
-  // the buffers' offsets are constants; -1: computed (buf_offset).
-  const auto iteration = [&](auto steady_tag, auto rot_tag, int j) {
-    constexpr bool kSteady = decltype(steady_tag)::value;
+  // the buffers' offsets are constants; -1: computed (buf_offset). kind_tag: kSteadyIter,
+  // kGeneralIter, or kTailIter: an iteration after the wave's last scores (j + 1 >= n_w),
+  // which names no Q^T register (see the tail loop below).
+  // The tail iteration just before whose loads the next tile's Q^T loads went out (-1: none).
+  int q_at = -1;
+  const auto iteration = [&](auto kind_tag, auto rot_tag, int j) {
+    constexpr int kKind = decltype(kind_tag)::value;
+    constexpr bool kSteady = kKind == kSteadyIter;
+    constexpr bool kTail = kKind == kTailIter;
     constexpr int kRot = decltype(rot_tag)::value;
     const auto kbuf_at = [&](int c) {  // block j + c
       return kRot >= 0 ? kbuf + (kRot + c) % 3 * K::kKBlockBytes : kbuf_of(j + c);
@@ -994,17 +1048,20 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       K::pv_scores(w, q, vbuf_at(0), kbuf_at(1));
     } else {
       if (j < n_w) K::pv(w, vbuf_at(0));
-      if (j + 1 < n_w) K::scores(w, q, kbuf_at(1));
+      if (!kTail && j + 1 < n_w) K::scores(w, q, kbuf_at(1));
     }
     __builtin_amdgcn_s_setprio(0);
     if (!kSteady || lead) loads();
-    if (lead && (kSteady || j + 1 < n_w)) K::template softmax<!kSteady>(w, j + 1);
+    if (!kTail && lead && (kSteady || j + 1 < n_w)) K::template softmax<!kSteady>(w, j + 1);
     // The previous iteration's loads complete before barrier #j+1, those of this one stay
     // in flight: nobody touches their buffers before barrier #j+2. Waited for after the
     // leading waves' softmax, which gives the loads that much longer to land.
-    K::wait_loads(load_k, load_v);
+    wait_iteration_loads<K>(kTail && j == q_at, load_k, load_v);
     barrier();
   };
+  using Steady = std::integral_constant<int, kSteadyIter>;
+  using General = std::integral_constant<int, kGeneralIter>;
+  using Tail = std::integral_constant<int, kTailIter>;
   using Rot0 = std::integral_constant<int, 0>;
   using Rot1 = std::integral_constant<int, 1>;
   using Rot2 = std::integral_constant<int, 2>;
@@ -1012,12 +1069,31 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   int j = 0;
   if constexpr (K::kUnrollSteady)
     for (; j + 3 <= n_steady; j += 3) {
-      iteration(std::true_type{}, Rot0{}, j);
-      iteration(std::true_type{}, Rot1{}, j + 1);
-      iteration(std::true_type{}, Rot2{}, j + 2);
+      iteration(Steady{}, Rot0{}, j);
+      iteration(Steady{}, Rot1{}, j + 1);
+      iteration(Steady{}, Rot2{}, j + 2);
     }
-  for (; j < n_steady; ++j) iteration(std::true_type{}, RotAny{}, j);
-  for (; j + 1 < n; ++j) iteration(std::false_type{}, RotAny{}, j);
+  for (; j < n_steady; ++j) iteration(Steady{}, RotAny{}, j);
+  // Early Q^T (BF16 d 192/128, early_q): once this wave's scores are done (the waves of the
+  // tile's first rows finish up to three iterations before the last), its rows of the next
+  // tile's Q^T start, so that of the tile's 96 KiB only the last waves' part is left for the
+  // last iteration, with the K blocks; Q^T comes from HBM (no other workgroup reads it), and
+  // at a tile's start the waves waited for it (S 2K: ~3200 clocks a wave and tile). The tail
+  // iterations do not name Q^T: in the general ones the compiler waited for these loads at
+  // the (skipped) scores.
+  constexpr bool kEarlyQ = early_q<K>();
+  for (; j + 1 < (kEarlyQ ? n_w : n); ++j) iteration(General{}, RotAny{}, j);
+  if constexpr (kEarlyQ) {
+    // Before the first tail iteration, whose wait leaves them in flight (one more iteration
+    // to land), or just before the last iteration if there is no tail. Issued inside the
+    // first tail iteration instead, after its staged block (whose wait by the compiler waits
+    // for them too), the kernel spilled a VGPR.
+    if (next_word != kNoTileWord) {
+      start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
+      q_at = j;
+    }
+    for (; j + 1 < n; ++j) iteration(Tail{}, RotAny{}, j);
+  }
   // The last iteration, j = n - 1: no scores, no staged block, no loads of its own (nor
   // pending: iteration n - 2 loads nothing), but the next tile's first loads. Outside the
   // loop, so that the compiler does not see the next tile's Q^T loads pending at the loop's
@@ -1026,7 +1102,8 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     const int j = n - 1;
     // The next tile's first loads before this iteration's work: the trailing waves' then land
     // under their softmax too.
-    if (next_word != kNoTileWord) start_tile_loads<K>(q, kbuf, next_word, n_tiles, wave, lane);
+    // (Early Q^T: the K blocks only.)
+    if (next_word != kNoTileWord) start_tile_loads<K, !kEarlyQ, true>(q, kbuf, next_word, n_tiles, wave, lane);
     if (!lead && j < n_w) {
       __builtin_amdgcn_s_setprio(kPrioTrailSoftmax);
       K::softmax(w, j);
