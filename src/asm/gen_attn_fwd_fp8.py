@@ -103,9 +103,6 @@ VT_BASE = 2 * KBUF
 VBUF = TILE * VROW    # two V buffers at VT_BASE and VT_BASE + VBUF
 BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with a NaN in V
 LDS_BYTES = BADV_BASE + 4 * WAVES
-# 64-key blocks at the end of a wave's that take the causal mask: its diagonal block, and with
-# any lengths the one before (the rows' last keys need not start a block)
-MASKED_BLOCKS = 2 if VARLEN else 1
 LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
 BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written as about 2^8, not 1
 RESCALE_THRESHOLD = 0.125
@@ -168,6 +165,11 @@ S_KSTEP, S_VSTEP, S_QSIGN = S_QS + 3, S_OS + 3, S_DS + 1
 S_SHIFT, S_LQ, S_Q0, S_VCHK = S_DS + 3, S_DS + 5, S_DS + 7, S_DS + 9
 S_LSEROWS, S_SEQK = S_HEADSK, S_DS + 11
 S_LSE_ROWS = S_LSEROWS if VARLEN else S_SEQ  # LSE rows per (batch, head)
+# Block b of the wave needs no mask when b + 1 < S_UNMASKED: the wave's blocks (S_NBW) but the
+# diagonal one; with any lengths the rows' last keys span 32 keys from anywhere in a block,
+# and those of the wave's first masked block on (mask_start(): S_SEQM1's word, which that
+# kernel needs only in the tile's setup)
+S_UNMASKED = S_SEQM1 if VARLEN else S_NBW
 
 
 class Registers:
@@ -433,6 +435,7 @@ def tile_setup():
         ]
     b += ["// key tile 0's loads go out before Q is waited for (K's, then V's 4, after Q's)"]
     b += init_row_offsets() + issue_k_loads() + issue_v_loads()
+    b += mask_start() if VARLEN else []
     return b
 
 
@@ -530,6 +533,24 @@ def blocks_through(dst: int, rows_end: int):
             f"s_max_i32 s{dst}, s{dst}, 0",
             f"s_add_u32 s{dst}, s{dst}, 63",
             f"s_lshr_b32 s{dst}, s{dst}, 6"]
+
+
+def mask_start():
+    """S_UNMASKED = min(MB + 1, S_NBW), MB = (q0w + shift + 1) / 64 (at least 0): the first
+    block with a key that the wave's first row q0w cannot see, which its mask starts at (blocks
+    below it are seen whole by every row of the wave; the diagonal block S_NBW - 1 takes the
+    mask in any case). MB is S_NBW - 1 or S_NBW - 2: the rows' last keys span 32."""
+    t0, t1 = S_T0, S_T1
+    return ["// the wave's first masked block",
+            f"s_lshl_b32 s{t0}, s{S_TILE}, 8",
+            f"s_lshl_b32 s{t1}, s{S_WAVE}, 5",
+            f"s_add_u32 s{t0}, s{t0}, s{t1}",
+            f"s_add_u32 s{t0}, s{t0}, s{S_SHIFT}",
+            f"s_add_u32 s{t0}, s{t0}, 1",
+            f"s_max_i32 s{t0}, s{t0}, 0",
+            f"s_lshr_b32 s{t0}, s{t0}, 6",
+            f"s_add_u32 s{t0}, s{t0}, 1",
+            f"s_min_u32 s{S_UNMASKED}, s{t0}, s{S_NBW}"]
 
 
 def key_block_counts():
@@ -1178,12 +1199,10 @@ def body_step(r: int, lead: bool, steady: bool):
     no_scores, no_pv, end = L("no_scores"), L("no_pv"), L("body_end")
     b = [f"// ---- body b % 4 = {r}: softmax of block b"]
     if not steady:
-        # (any lengths: the rows' last keys span 32 keys from anywhere in a block, so the
-        # wave's last two blocks take the mask)
         b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
               f"s_cbranch_scc0 {no_softmax}",
-              f"s_add_u32 s{S_T0}, s{S_KT}, {MASKED_BLOCKS}",
-              f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+              f"s_add_u32 s{S_T0}, s{S_KT}, 1",
+              f"s_cmp_lt_u32 s{S_T0}, s{S_UNMASKED}",
               f"s_cbranch_scc1 {unmasked}"]
         b += mask_block()
         b += [f"{unmasked}:"]
@@ -1236,8 +1255,8 @@ def key_loop(lead: bool):
          f"s_add_u32 s{S_T0}, s{S_KT}, 8",
          f"s_cmp_lt_u32 s{S_T0}, s{S_NKT}",
          f"s_cbranch_scc0 .Lgeneral_{g}",
-         f"s_add_u32 s{S_T0}, s{S_KT}, {3 + MASKED_BLOCKS}",
-         f"s_cmp_lt_u32 s{S_T0}, s{S_NBW}",
+         f"s_add_u32 s{S_T0}, s{S_KT}, 4",
+         f"s_cmp_lt_u32 s{S_T0}, s{S_UNMASKED}",
          f"s_cbranch_scc0 .Lgeneral_{g}"]
     if VARLEN:
         b += ["// (any lengths: and no V of the group's key tiles is checked for NaN)",
