@@ -2,7 +2,8 @@
 // ping-pong. The body of attn_fwd_bf16_d128_gfx950 and attn_fwd_bf16_d192_gfx950, a template
 // on d_qk (the two .hip files instantiate it); only K's LDS rows and Q^T's registers differ.
 //
-// A workgroup takes a query tile of 256 rows; wave w owns rows 32w .. 32w + 31 of it. K and V
+// A workgroup takes a query tile of 256 rows; wave w owns rows 32w' .. 32w' + 31 of it, w' = w ^ 4
+// (row_block: waves 0-3 the upper half, see early_q; FP8 d 192/128, w' = w). K and V
 // stream through LDS in 64-key blocks, triple-buffered, loaded by all 512 threads straight
 // from global memory into LDS (LDS DMA) two blocks ahead; only V blocks on the diagonal, which
 // must be sanitized, pass through registers. Waves 0-3 and 4-7 share the four SIMDs, one of each
@@ -566,7 +567,6 @@ template <int kDqk, bool kAny = false>
 struct Bf16Kernel {
   static constexpr bool kAnyLengths = kAny;
   static constexpr bool kUnrollSteady = kDqk == 128;
-  static constexpr bool kEarlyQ = kDqk != 128;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -726,6 +726,23 @@ __device__ __forceinline__ void batch_out_args(const Args& a) {
                "s"(a.seqlen), "s"(a.heads));
 }
 
+// BF16: the early Q^T and the leading waves on the tile's upper rows. A wave's rows of the
+// next tile's Q^T start once its last scores are done (attn_tile), and waves 0-3, whose softmax
+// follows their matrix phase, own the tile's upper half (the rows that see the most blocks):
+// the last iteration is then only the last waves' P·V, not also their masked softmax, and the
+// waves that finish early are the ones whose Q^T goes out early. Each alone was slower (the
+// early Q^T at d 128: S 2K 926.7 -> 913.8 TFLOP/s; the upper rows leading without it: 920.4);
+// the FP8 d 192/128 HIP body spilled 5 VGPRs with the early Q^T and keeps both as they were.
+template <class K>
+__device__ constexpr bool early_q() {
+  return K::kElemBytes == 2;
+}
+// The tile's 32-row block that wave `wave` owns.
+template <class K>
+__device__ __forceinline__ int row_block(int wave) {
+  return early_q<K>() ? wave ^ (kWaves / 2) : wave;
+}
+
 // The loads that start a tile: its rows of Q^T (as stored: the sign of a negative scale is
 // applied once they have arrived) and its K blocks 0-2 into K buffers 0-2. Issued by the
 // tile's prologue, or during the previous tile's last iteration, when no wave reads K any
@@ -748,7 +765,7 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
   const int seqlen = g.lk;
   const int tile_q0 = tc.tile * kTileRows;
   const int n = key_blocks<kAny>(g, tile_q0, kTileRows);
-  const int qload = min(tile_q0 + wave * kWaveRows + (lane & 31), g.lq - 1);
+  const int qload = min(tile_q0 + row_block<K>(wave) * kWaveRows + (lane & 31), g.lq - 1);
   // (Fixed lengths: the expressions of the fixed-length kernels, which compile as before.)
   const gptr<const uint8_t> qbase = global<const uint8_t>(a.q) +
       (kAny ? g.bt * a.q_stride[0] + (g.q_row + qload) * a.q_stride[1] + tc.h * a.q_stride[2]
@@ -818,17 +835,6 @@ __device__ __forceinline__ void store_rows_by_lines(lptr<uint8_t> stage, const u
   }
 }
 
-// Whether a wave's rows of the next tile's Q^T start once its last scores are done (attn_tile):
-// BF16 d 192/128 (K::kEarlyQ). At d 128 the same was slower (S 2K 926.7 -> 913.8 TFLOP/s);
-// the FP8 d 192/128 HIP body spilled 5 VGPRs with it.
-template <class K>
-__device__ constexpr bool early_q() {
-  if constexpr (K::kElemBytes == 2)
-    return K::kEarlyQ;
-  else
-    return false;
-}
-
 // An iteration's wait for its loads (K::wait_loads); past_q: the next tile's Q^T loads went out
 // just before them and stay in flight (BF16 only, attn_tile's tail iterations).
 template <class K>
@@ -868,7 +874,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   const SeqGeom sg = seq_geom<kAny>(a, b);
   const int seqlen = sg.lk;  // K and V rows are clamped to the sequence's last key
   const int tile_q0 = tile * kTileRows;
-  const int q0 = tile_q0 + wave * kWaveRows;
+  const int q0 = tile_q0 + row_block<K>(wave) * kWaveRows;
 
   // Blocks of the tile (all waves load them) and of this wave (the ones it computes; the
   // last holds its diagonal; none when its rows are all past the sequence, or see no key).
@@ -1074,13 +1080,13 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       iteration(Steady{}, Rot2{}, j + 2);
     }
   for (; j < n_steady; ++j) iteration(Steady{}, RotAny{}, j);
-  // Early Q^T (BF16 d 192/128, early_q): once this wave's scores are done (the waves of the
-  // tile's first rows finish up to three iterations before the last), its rows of the next
-  // tile's Q^T start, so that of the tile's 96 KiB only the last waves' part is left for the
-  // last iteration, with the K blocks; Q^T comes from HBM (no other workgroup reads it), and
-  // at a tile's start the waves waited for it (S 2K: ~3200 clocks a wave and tile). The tail
-  // iterations do not name Q^T: in the general ones the compiler waited for these loads at
-  // the (skipped) scores.
+  // Early Q^T (BF16, early_q): once this wave's scores are done (the waves whose rows end
+  // before the diagonal finish up to three iterations before the last), its rows of the next
+  // tile's Q^T start, so that of the tile's 64 or 96 KiB only the last waves' part is left for
+  // the last iteration, with the K blocks; Q^T comes from HBM (no other workgroup reads it),
+  // and at a tile's start the waves waited for it (d 192/128, S 2K: ~3200 clocks a wave and
+  // tile). The tail iterations do not name Q^T: in the general ones the compiler waited for
+  // these loads at the (skipped) scores.
   constexpr bool kEarlyQ = early_q<K>();
   for (; j + 1 < (kEarlyQ ? n_w : n); ++j) iteration(General{}, RotAny{}, j);
   if constexpr (kEarlyQ) {
