@@ -138,9 +138,9 @@ __device__ __forceinline__ void wait_vmcnt(int n) {
     asm volatile("s_waitcnt vmcnt(0)" ::: "memory");
 }
 
-// As wait_vmcnt for a K block's (k) and a V block's (v) loads, with kQ more operations left in
-// flight: the next tile's Q^T loads, issued just before this iteration's (attn_tile's first
-// tail iteration).
+// Until at most kQ + a K block's loads (k) + a V block's (v) of this wave's vector memory
+// operations are outstanding: kQ, the next tile's Q^T loads (attn_tile's first tail
+// iteration), or 0.
 template <int kQ, int kKLoads>
 __device__ __forceinline__ void wait_vmcnt_past_q(bool k, bool v) {
   if (k && v)
@@ -203,17 +203,27 @@ __device__ __forceinline__ void dma_k_block(lptr<uint8_t> buf, gptr<const uint8_
 // 64 rows of K or V (16 KiB) to registers: thread t takes 16-byte chunk t % 16 of rows t / 16
 // and t / 16 + 32. Rows past the sequence read the last row (never used unmasked). The row
 // offset is 32-bit (the host sends larger K and V views to the baseline kernel): a uniform
-// 64-bit base plus a 32-bit lane offset takes two registers fewer per address.
+// 64-bit base plus a 32-bit lane offset takes two registers fewer per address. kAsm (BF16
+// d 192/128): the loads are inline assembly and their user waits for them explicitly
+// (Bf16Kernel::wait_staged): the compiler's own wait counted neither the LDS-DMA loads nor
+// the next tile's Q^T loads issued after them, and so waited for those too (the emulator
+// faults on a register read while its load is in flight). At d 128 that was slower (S 2K
+// 936.2 -> 933.2 TFLOP/s predicted).
 struct Stage {
   u32x4 x[2];
 };
 
+template <bool kAsm>
 __device__ __forceinline__ void load_block(Stage& st, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
                                            int seqlen, int tid) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const uint32_t key = static_cast<uint32_t>(min(kb + (tid >> 4) + 32 * i, seqlen - 1));
-    st.x[i] = *global_cast<const u32x4>(base + (key * row_bytes + 16u * static_cast<uint32_t>(tid & 15)));
+    const uint32_t voff = key * row_bytes + 16u * static_cast<uint32_t>(tid & 15);
+    if constexpr (kAsm)
+      asm volatile("global_load_dwordx4 %0, %1, %2" : "=v"(st.x[i]) : "v"(voff), "s"(base) : "memory");
+    else
+      st.x[i] = *global_cast<const u32x4>(base + voff);
   }
 }
 
@@ -569,6 +579,8 @@ struct Bf16Kernel {
   static constexpr bool kUnrollSteady = kDqk == 128;
   // attn_tile's first tail iteration out of the loop (d 192/128: no gain, S 2K 1002.7 -> 1002.5).
   static constexpr bool kPeelFirstTail = kDqk == 128;
+  // The staged V blocks' loads as inline assembly, waited for explicitly (load_block).
+  static constexpr bool kAsmStaged = kDqk != 128;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -613,7 +625,7 @@ struct Bf16Kernel {
   }
   __device__ static __forceinline__ void load_v(Stage& st, gptr<const uint8_t> base, uint32_t row_bytes, int kb,
                                                 int seqlen, int tid) {
-    load_block(st, base, row_bytes, kb, seqlen, tid);
+    load_block<kAsmStaged>(st, base, row_bytes, kb, seqlen, tid);
   }
   __device__ static __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int tid, lptr<uint32_t> bad) {
     zyfa::kernels::sanitize_v(st, kb, seqlen, tid, bad);
@@ -624,6 +636,14 @@ struct Bf16Kernel {
   // Until only this iteration's loads are in flight: a K block's and a V block's (2).
   __device__ static __forceinline__ void wait_loads(bool k, bool v) {
     wait_vmcnt<D::kKLoads>(D::kKLoads * k + 2 * v);
+  }
+  // Until a staged block's loads (load_v) are complete, with the loads issued after them left
+  // in flight: a K block's (k) and the next tile's Q^T (q).
+  __device__ static __forceinline__ void wait_staged(bool k, bool q) {
+    if (q)
+      wait_vmcnt_past_q<D::kSteps, D::kKLoads>(k, false);
+    else
+      wait_vmcnt_past_q<0, D::kKLoads>(k, false);
   }
   // The same when the next tile's Q^T loads went out just before this iteration's.
   __device__ static __forceinline__ void wait_loads_past_q(bool k, bool v) {
@@ -738,6 +758,14 @@ __device__ __forceinline__ void batch_out_args(const Args& a) {
 template <class K>
 __device__ constexpr bool early_q() {
   return K::kElemBytes == 2;
+}
+// Whether the staged V blocks' loads are inline assembly (Bf16Kernel::kAsmStaged).
+template <class K>
+__device__ constexpr bool asm_staged() {
+  if constexpr (K::kElemBytes == 2)
+    return K::kAsmStaged;
+  else
+    return false;
 }
 // The tile's 32-row block that wave `wave` owns.
 template <class K>
@@ -1029,6 +1057,10 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // per staged block.
     const auto loads = [&] {
       if (!kSteady && j + 1 < n && v_staged(j + 1)) {
+        // BF16 d 192/128: the staged loads are inline assembly, waited for here. Issued after
+        // them: the previous iteration's K block (j >= 1, j + 2 < n), the next tile's Q^T
+        // (j == q_at).
+        if constexpr (asm_staged<K>()) K::wait_staged(j >= 1 && j + 2 < n, j == q_at);
         K::sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
         K::store_v(vbuf_at(1), vs, tid);
       }
