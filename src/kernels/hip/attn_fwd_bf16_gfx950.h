@@ -310,12 +310,12 @@ __device__ __forceinline__ void sched_reads_ahead() {
 
 // As sched_reads_ahead, and `tail` reads (the next phase's first) among the last MFMAs: kEarly,
 // one more with each of the last `tail` groups of reads; otherwise one after each of the last
-// `tail` MFMAs but the first of them, which have no reads of their own (d 192/128: its scores'
-// first MFMAs are inline assembly, which the scheduler places on its own as soon as their reads
-// are issued, so the reads go last there).
+// `tail` MFMAs but the first of them (tail = kAhead: one before each of the last kAhead), which
+// have no reads of their own (d 192/128: its scores' first MFMAs are inline assembly, which the
+// scheduler places on its own as soon as their reads are issued, so the reads go last there).
 template <int n, int r, int tail, bool kEarly>
 __device__ __forceinline__ void sched_reads_ahead_tail() {
-  static_assert(tail < kAhead && tail <= n - kAhead, "one read after each of the last MFMAs");
+  static_assert(tail <= kAhead && tail <= n - kAhead, "one read after each of the last MFMAs");
   __builtin_amdgcn_sched_group_barrier(0x100, kAhead * r, 0);
 #pragma unroll
   for (int i = 0; i < n - kAhead - (kEarly ? tail : 0); ++i) {
@@ -366,9 +366,13 @@ __device__ __forceinline__ u32x4 k_read(const Wave<kDqk>& w, lptr<uint8_t> kbuf,
                                                : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
   return *reinterpret_cast<lptr<u32x4>>(kbuf + at);
 }
-// The first kPre score MFMAs' K reads (in their order: step 0 of both halves, then step 1's),
-// issued by the caller ahead of the scores (pv_scores).
-inline constexpr int kPreReads = 2;
+// The first kPreReads score MFMAs' K reads (in their order: step 0 of both halves, then step
+// 1's), issued by the caller among the last P·V MFMAs (pv_scores). d 192/128: three (with two,
+// the second step's first score MFMA waited for its read, issued only after the last P·V
+// MFMA: S 2K 1004.6 TFLOP/s predicted against 1010.0, lgkmcnt 5.7% -> 4.0% of wave time);
+// d 128: three was no faster than two.
+template <int kDqk>
+inline constexpr int kPreReads = kDqk == 128 ? 2 : 3;
 
 // kPre: the first kPre reads given (pre), issued by the caller.
 template <int kDqk, int kPre = 0>
@@ -435,9 +439,9 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf, lptr<uint8
 template <int kDqk>
 __device__ __forceinline__ void pv_scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> vbuf,
                                           lptr<uint8_t> kbuf) {
-  u32x4 pre[kPreReads];
-  pv<kDqk, kPreReads>(w, vbuf, kbuf, pre);
-  scores<kDqk, kPreReads>(w, q, kbuf, pre);
+  u32x4 pre[kPreReads<kDqk>];
+  pv<kDqk, kPreReads<kDqk>>(w, vbuf, kbuf, pre);
+  scores<kDqk, kPreReads<kDqk>>(w, q, kbuf, pre);
 }
 
 // Scores times the scale pair, rounded, in place (v_pk_mul_f32, two an instruction).
