@@ -77,6 +77,8 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
   // Lines missing the L2 come from HBM (loads: this CU's share of them; stores: written back).
   drain_write_back(t);
   double hbm = 0, worst = 0;
+  uint64_t fills = 0;  // the latest arrival of a line this load finds still in flight
+  missed_.clear();
   for (size_t i = 0; i < a.known; ++i) {
     const uint64_t line = a.lines[i];
     const double share = a.store ? 1.0 : share_of(share_block(a.origin, line));
@@ -84,13 +86,21 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
     auto it = last_touch_.find(line);
     const bool resident = it != last_touch_.end() && touches_ - it->second < uint64_t(kL2LinesPerCu);
     last_touch_[line] = touches_++;
-    if (!resident) dirty_.erase(line);  // evicted since: written back, if it was dirty
+    if (!resident) {
+      dirty_.erase(line);  // evicted since: written back, if it was dirty
+      arrives_.erase(line);
+    }
     // A load of a resident line hits; a store to a line already dirty merges with it.
     const bool hit = a.store ? !dirty_.insert(line).second : resident;
     if (hit) {
-      if (!a.store) ++own_hits;
+      if (!a.store) {
+        ++own_hits;
+        auto f = arrives_.find(line);
+        if (f != arrives_.end()) fills = std::max(fills, f->second);
+      }
       continue;
     }
+    if (!a.store) missed_.push_back(line);
     hbm += kCacheLineBytes * share;
     worst = std::max(worst, share);
   }
@@ -112,6 +122,8 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
       }
     }
   }
+  done = std::max(done, fills);
+  for (uint64_t line : missed_) arrives_[line] = done;
   // Keep the recency table to lines that can still hit.
   if (last_touch_.size() > size_t(8 * kL2LinesPerCu)) {
     for (auto it = last_touch_.begin(); it != last_touch_.end();) {
@@ -120,6 +132,7 @@ VmemTiming CuMemory::access(uint64_t t, const VmemAccess& a) {
         continue;
       }
       dirty_.erase(it->first);
+      arrives_.erase(it->first);
       it = last_touch_.erase(it);
     }
   }

@@ -84,6 +84,10 @@ class CuMemory {
   // Lines written since they came into the L2: a later store to one merges with the bytes
   // already waiting for write-back (the L2 is write-back), so the line goes to HBM once.
   std::unordered_set<uint64_t> dirty_;
+  // When each line still coming from HBM arrives: a load of a line whose fill is in flight
+  // hits in the L2 but its data comes with the fill, not an L2 latency after the request.
+  std::unordered_map<uint64_t, uint64_t> arrives_;
+  std::vector<uint64_t> missed_;  // (scratch of access: the lines a load brings from HBM)
   uint64_t touches_ = 0;
   uint64_t l2_free_ = 0;
   double hbm_free_ = 0;      // when HBM has served this CU's reads (and forced write-backs)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "emu/timing/memory_system.h"
 #include "emu/timing/mi355x.h"
 #include "micro_kernel.h"
 
@@ -67,6 +68,27 @@ TEST(TimingMemory, CopyOverTheChipRunsAtTheModelledHbmBandwidth) {
   std::printf("copy: %.2f TB/s in the steady state (modelled HBM %.2f TB/s)\n", bytes_per_s / 1e12,
               kHbmAchievedBytesPerSec / 1e12);
   EXPECT_NEAR(bytes_per_s, kHbmAchievedBytesPerSec, 0.02 * kHbmAchievedBytesPerSec);
+}
+
+TEST(TimingMemory, ALoadOfALineInFlightWaitsForItsFill) {
+  // A second load of a line whose HBM fill is still on its way hits in the L2, but its data
+  // is the fill's: it cannot come back an L2 latency after its request, before the first.
+  CuMemory m(CuMemoryConfig{});
+  const uint64_t line = 0x1000;
+  VmemAccess a;
+  a.line_count = 1;
+  a.bytes = 64;
+  a.lines = &line;
+  a.known = 1;
+  const VmemTiming first = m.access(0, a);
+  const VmemTiming second = m.access(8, a);
+  std::printf("first load done at %llu, the second (8 clocks later) at %llu\n",
+              static_cast<unsigned long long>(first.done), static_cast<unsigned long long>(second.done));
+  EXPECT_EQ(m.own_hits, 1u);
+  EXPECT_GE(second.done, first.done);
+  // Once the line is in, a load of it takes the L2's latency alone.
+  const VmemTiming later = m.access(first.done + 1000, a);
+  EXPECT_LT(later.done - (first.done + 1000), first.done);
 }
 
 }  // namespace
