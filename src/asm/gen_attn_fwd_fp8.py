@@ -8,8 +8,8 @@ with 256-row tiles. Rows are addressed as a 64-bit scalar base per (batch, head)
 lane offset; src/host/amd/attn_launch.cpp sends larger problems to the HIP kernel.
 
 Work split. A persistent workgroup (one per CU) walks its jobs' tile words; a tile is 256 query
-rows, wave w owns rows 32w .. 32w+31. The kernel takes 256 VGPRs per lane and no AGPRs (two
-waves per SIMD). The key loop runs over 64-key blocks 0 .. 4t + 3 of query tile t (the
+rows, wave w owns rows 32w' .. 32w'+31, w' = w ^ 4 (ROW_SWAP). The kernel takes 256 VGPRs per
+lane and no AGPRs (two waves per SIMD). The key loop runs over 64-key blocks 0 .. 4t + 3 of query tile t (the
 online-softmax step), with one workgroup barrier per block, in ping-pong: waves 0-3 meet it
 before their matrix phase, waves 4-7 after it, so between two barriers waves 0-3 run matrix
 phase j (P V of block j, then the scores of block j + 1) and then the softmax of block j + 1,
@@ -39,7 +39,7 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      (in a sequence's first 64 rows with the unrounded 2^x instead of the rounded P: lse_row_sum());
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
-Wave w sees blocks 0 .. 4t + w/2 (the last one through the causal mask); it skips the rest but
+Wave w sees blocks 0 .. 4t + w'/2 (the last one through the causal mask); it skips the rest but
 still meets their barriers and does its share of the staging. Rows past seqlen compute on the
 last row and are never stored. NaN in V (e4m3fn has no Inf) must not reach a row that cannot
 see it, and 0 (a masked P) times NaN is NaN: in the last two key tiles the staging threads zero
@@ -97,6 +97,12 @@ ARGS_SIZE = (ATTN_LENGTHS_ARGS if VARLEN else ATTN_FWD_ARGS).size
 WAVES = 8
 THREADS = 64 * WAVES
 TILE_Q = 32 * WAVES   # query rows per tile (the job table's tile_rows; wave w owns 32)
+# Wave w owns the tile's 32-row block w ^ ROW_SWAP: waves 0-3, whose softmax follows their
+# matrix phase, take the upper half (the rows that see the most key blocks), so that a tile's
+# last block is only the trailing waves' matrix phase, not also a masked softmax, and the
+# waves past their diagonal block are the trailing ones (S 2K: d 128 1693.3 -> 1719.8 TFLOP/s,
+# d 192/128 1826.2 -> 1851.2; docs/tuning-fp8-gfx950.md row 36)
+ROW_SWAP = WAVES // 2
 TILE = 128            # keys per key tile (staged into LDS together)
 # LDS bytes per K row: d_qk + 16 (16-byte aligned rows whose 16-byte chunks step through the
 # banks: row j starts at dword 4 (d_qk / 16 + 1) j, an odd multiple of 4, so 16 rows read at one
@@ -260,6 +266,11 @@ L = Labels()
 OUT_OF_LINE = []  # rarely taken blocks, placed after s_endpgm
 
 
+def row_offset(dst: int):
+    """dst = 32 (w ^ ROW_SWAP): the first row of this wave's rows in its tile."""
+    return [f"s_lshl_b32 s{dst}, s{S_WAVE}, 5", f"s_xor_b32 s{dst}, s{dst}, {32 * ROW_SWAP}"]
+
+
 def fast_div(dst: int, n: int, div: int):
     """s_dst = n / d with the host's FastDiv (magic s_div, shift s_div+1): (n * magic) >> shift."""
     return [f"s_mul_i32 s{S_Y}, s{n}, s{div}",
@@ -412,7 +423,7 @@ def tile_setup():
     b += [
         "// query row of the lane: tile * 256 + 32 wave + j; loads clamp to the last row",
         f"s_lshl_b32 s{S_T0}, s{S_TILE}, 8",
-        f"s_lshl_b32 s{S_T1}, s{S_WAVE}, 5",
+    ] + row_offset(S_T1) + [
         f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
         f"v_add_u32 v{V_QROW}, s{S_T0}, v{V_J}",
     ]
@@ -430,11 +441,12 @@ def tile_setup():
         b += key_block_counts()
     else:
         b += [
-            "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + w/2 + 1 (the",
+            "// 64-key blocks: the tile's rows see 4 t + 4 of them, this wave's 4 t + (w ^ 4)/2 + 1 (the",
             "// last one partly: the diagonal block)",
             f"s_lshl_b32 s{S_T0}, s{S_TILE}, 2",
             f"s_add_u32 s{S_NKT}, s{S_T0}, 4",
             f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
+            f"s_xor_b32 s{S_T1}, s{S_T1}, {ROW_SWAP // 2}",
             f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
             f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
         ]
@@ -547,8 +559,7 @@ def mask_start():
     mask in any case). MB is S_NBW - 1 or S_NBW - 2: the rows' last keys span 32."""
     t0, t1 = S_T0, S_T1
     return ["// the wave's first masked block",
-            f"s_lshl_b32 s{t0}, s{S_TILE}, 8",
-            f"s_lshl_b32 s{t1}, s{S_WAVE}, 5",
+            f"s_lshl_b32 s{t0}, s{S_TILE}, 8"] + row_offset(t1) + [
             f"s_add_u32 s{t0}, s{t0}, s{t1}",
             f"s_add_u32 s{t0}, s{t0}, s{S_SHIFT}",
             f"s_add_u32 s{t0}, s{t0}, 1",
@@ -578,8 +589,7 @@ def key_block_counts():
           f"s_add_u32 s{t1}, s{S_NKT}, -1",
           f"s_lshr_b32 s{t1}, s{t1}, 1",
           f"s_lshl_b32 s{t1}, s{t1}, 1",
-          f"s_min_u32 s{S_VCHK}, s{S_VCHK}, s{t1}",
-          f"s_lshl_b32 s{t1}, s{S_WAVE}, 5",
+          f"s_min_u32 s{S_VCHK}, s{S_VCHK}, s{t1}"] + row_offset(t1) + [
           f"s_add_u32 s{t0}, s{t0}, s{t1}",
           f"s_add_u32 s{t1}, s{t0}, 32"]
     b += blocks_through(S_NBW, t1)
