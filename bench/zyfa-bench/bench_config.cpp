@@ -42,6 +42,16 @@ Config equal_work_config(const Config& c) {
   return e;
 }
 
+Config equal_batch_config(const Config& c) {
+  Config e = equal_work_config(c);
+  const int64_t n = static_cast<int64_t>(c.lens_q.size());
+  const int64_t extra = c.lens_k.front() - c.lens_q.front();
+  e.batch = n;
+  e.seqlen = equal_batch_seqlen(c.pairs(), n, extra);
+  e.seqlen_k = e.seqlen + extra;
+  return e;
+}
+
 zyfa_fwd_desc_t fwd_desc(const Config& c, void* q, void* k, void* v, void* out, const int32_t* cu_q,
                          const int32_t* cu_k, zyfa_backend_t backend) {
   zyfa_fwd_desc_t d = ZYFA_FWD_DESC_INIT;

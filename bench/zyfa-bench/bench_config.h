@@ -28,6 +28,12 @@ struct Config {
 // work is closest to c's.
 Config equal_work_config(const Config& c);
 
+// A varlen batch's fixed-length peer: as many sequences, all with one length (and the batch's
+// extra keys per sequence), whose causal work is closest to c's: what the batch costs against
+// the same requests padded to equal lengths, where equal_work_config also counts that shorter
+// sequences do less work per tile.
+Config equal_batch_config(const Config& c);
+
 // ZYFA's descriptor of c over bshd buffers (q, k, v packed when varlen); cu_q / cu_k: the
 // prefix sums of lens_q / lens_k in the backend's memory (ignored for fixed lengths).
 zyfa_fwd_desc_t fwd_desc(const Config& c, void* q, void* k, void* v, void* out, const int32_t* cu_q,

@@ -265,13 +265,13 @@ void print_result(const Result& r) {
   for (const Kernel& k : r.kernels) {
     const Config& c = config_of(r, k);
     if (!k.not_run.empty()) {
-      std::printf("%-34s %-10s not run: %s\n", c.name().c_str(), k.name.c_str(), k.not_run.c_str());
+      std::printf("%-34s %-16s not run: %s\n", c.name().c_str(), k.name.c_str(), k.not_run.c_str());
       continue;
     }
     const double ms = mean(k.run_ms);
     double lo = 1e30, hi = 0;
     for (double x : k.run_ms) lo = std::min(lo, x), hi = std::max(hi, x);
-    std::printf("%-34s %-10s %9.3f ms  %7.1f TFLOP/s  %.4e FLOP  (runs %.3f..%.3f ms)%s\n", c.name().c_str(),
+    std::printf("%-34s %-16s %9.3f ms  %7.1f TFLOP/s  %.4e FLOP  (runs %.3f..%.3f ms)%s\n", c.name().c_str(),
                 k.name.c_str(), ms, tflops(r, k), c.flops(), lo, hi,
                 k.note.empty() ? "" : ("  [" + k.note + "]").c_str());
   }
@@ -280,7 +280,7 @@ void print_result(const Result& r) {
     if (e.rows == 0) continue;
     std::string lse = e.lse_max >= 0 ? fmt::format("lse/row mean {:.3e} max {:.3e} nats", e.lse_mean, e.lse_max)
                                      : "lse: " + (k.lse_note.empty() ? std::string("not measured") : k.lse_note);
-    std::printf("%-34s %-10s error vs fp64, %lld rows: rel/row mean %.3e max %.3e (h%lld r%lld)  pooled %.3e  "
+    std::printf("%-34s %-16s error vs fp64, %lld rows: rel/row mean %.3e max %.3e (h%lld r%lld)  pooled %.3e  "
                 "max_abs %.3e  %s%s\n",
                 config_of(r, k).name().c_str(), k.name.c_str(), static_cast<long long>(e.rows), e.row_rel_mean,
                 e.row_rel_max, static_cast<long long>(e.worst_head), static_cast<long long>(e.worst_row),
@@ -409,7 +409,8 @@ std::string model_note(const emu::timing::Prediction& p) {
 // --model: ZYFA's launches of one zyfa_fwd call predicted, then AITER's kernel for the same
 // configuration (BF16 only: AITER ships no FP8 fwd_v3 kernel for gfx950 in this wheel).
 // A refused call (a view the gfx950 kernels cannot take) gets a "not run" row named
-// `name`; the equal-work call of a varlen batch or chunk is predicted as "zyfa-equal".
+// `name`; the equal-work call of a varlen batch or chunk is predicted as "zyfa-equal", a varlen
+// batch's equal-length batch as "zyfa-equal-batch".
 bool model_host(zyfa_handle_t h, const zyfa_fwd_desc_t& d, const Config& c, const Options& o, Result* res,
                 const char* name = "zyfa") {
   std::vector<emu::timing::Prediction> launches;
@@ -558,15 +559,20 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
   HostCall main;
   if (!prepare_host(h, backend, c, o, &main)) return false;
   const zyfa_fwd_desc_t& d = main.d;
-  HostCall equal;
+  HostCall equal, batch;
   const Config ec = equal_work_config(c);
   if (c.equal_work && !prepare_host(h, backend, ec, o, &equal)) return false;
+  const Config bc = c.varlen() ? equal_batch_config(c) : Config{};
+  if (c.varlen() && !prepare_host(h, backend, bc, o, &batch)) return false;
 #if ZYFA_BENCH_MODEL
   if (!o.model.empty()) {
     if (!model_host(h, d, c, o, res)) return false;
     if (!c.equal_work) return true;
     if (!model_host(h, equal.d, ec, o, res, "zyfa-equal")) return false;
     res->kernels.back().cfg = ec;
+    if (!c.varlen()) return true;
+    if (!model_host(h, batch.d, bc, o, res, "zyfa-equal-batch")) return false;
+    res->kernels.back().cfg = bc;
     return true;
   }
 #endif
@@ -574,6 +580,10 @@ bool bench_host(zyfa_handle_t h, zyfa_backend_t backend, const Config& c, const 
   if (c.equal_work) {
     res->kernels.push_back(zyfa_kernel(h, &equal.d, "zyfa-equal"));
     res->kernels.back().cfg = ec;
+  }
+  if (c.varlen()) {
+    res->kernels.push_back(zyfa_kernel(h, &batch.d, "zyfa-equal-batch"));
+    res->kernels.back().cfg = bc;
   }
   Options ho = o;
   ho.warmup = std::min(o.warmup, 1);
@@ -817,7 +827,7 @@ std::unique_ptr<CudnnSdpa> add_cudnn(const Config& c, const CudaCall& call, void
 
 bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t stream, Result* res) {
   DeviceMem mem;
-  CudaCall main, equal;
+  CudaCall main, equal, batch;
   if (!prepare_cuda(h, c, o, mem, stream, &main)) return false;
   void* out_ref = mem.alloc(static_cast<size_t>(c.batch * c.seqlen * c.heads * c.d_v) * 2);
   if (!out_ref) {
@@ -833,6 +843,12 @@ bool bench_cuda(zyfa_handle_t h, const Config& c, const Options& o, cudaStream_t
     if (!prepare_cuda(h, ec, o, mem, stream, &equal)) return false;
     res->kernels.push_back(zyfa_kernel(h, &equal.d, "zyfa-equal"));
     res->kernels.back().cfg = ec;
+  }
+  if (c.varlen()) {
+    const Config bc = equal_batch_config(c);
+    if (!prepare_cuda(h, bc, o, mem, stream, &batch)) return false;
+    res->kernels.push_back(zyfa_kernel(h, &batch.d, "zyfa-equal-batch"));
+    res->kernels.back().cfg = bc;
   }
   BENCH_CUDA(cudaStreamSynchronize(stream));
   cudaEvent_t e0, e1;
@@ -869,7 +885,7 @@ bool within_error(const Result& r, double max_rel) {
       why = fmt::format("row error {:.3e} (limit {:.3e}), {} non-finite", e.row_rel_max, max_rel, e.nonfinite);
     else if (k.name == "zyfa" && e.rows == 0) why = "not checked";
     if (why.empty()) continue;
-    std::printf("%-34s %-10s FAILED --max-rel-error: %s\n", config_of(r, k).name().c_str(), k.name.c_str(), why.c_str());
+    std::printf("%-34s %-16s FAILED --max-rel-error: %s\n", config_of(r, k).name().c_str(), k.name.c_str(), why.c_str());
     ok = false;
   }
   return ok;

@@ -114,6 +114,21 @@ int64_t equal_work_seqlen(int64_t pairs) {
   return best;
 }
 
+int64_t equal_batch_seqlen(int64_t pairs, int64_t batch, int64_t extra) {
+  const auto work = [&](int64_t l) { return batch * causal_pairs(l, l + extra); };  // grows with l
+  int64_t lo = 1, hi = 1;
+  while (work(hi) < pairs) hi *= 2;
+  while (lo < hi) {  // the smallest length whose work reaches pairs
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (work(mid) < pairs) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo > 1 && pairs - work(lo - 1) <= work(lo) - pairs ? lo - 1 : lo;
+}
+
 std::vector<int32_t> prefix_sums(const std::vector<int64_t>& lens) {
   std::vector<int32_t> cu(lens.size() + 1, 0);
   for (size_t i = 0; i < lens.size(); ++i) cu[i + 1] = static_cast<int32_t>(cu[i] + lens[i]);

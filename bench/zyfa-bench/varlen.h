@@ -34,6 +34,10 @@ int64_t causal_pairs(int64_t lq, int64_t lk);
 // The fixed length S >= 1 whose causal pairs S (S + 1) / 2 are closest to `pairs`.
 int64_t equal_work_seqlen(int64_t pairs);
 
+// The length L of `batch` equal sequences with L + extra keys each whose causal work,
+// batch * causal_pairs(L, L + extra), is closest to pairs (the shorter one on a tie).
+int64_t equal_batch_seqlen(int64_t pairs, int64_t batch, int64_t extra);
+
 // 0, l0, l0 + l1, ...: the cu_seqlens of a packed batch (callers bound the total to int32).
 std::vector<int32_t> prefix_sums(const std::vector<int64_t>& lens);
 

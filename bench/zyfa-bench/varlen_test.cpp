@@ -42,6 +42,22 @@ TEST(BenchVarlen, EqualWorkLengthIsTheClosest) {
   for (int64_t s : {36000, 46341, 100000}) EXPECT_EQ(equal_work_seqlen(causal_pairs(s, s)), s);
 }
 
+TEST(BenchVarlen, EqualBatchLengthIsTheClosest) {
+  for (int64_t batch : {1, 3, 16}) {
+    for (int64_t extra : {0, 5}) {
+      for (int64_t pairs = 1; pairs < 2000; pairs += 7) {
+        const int64_t l = equal_batch_seqlen(pairs, batch, extra);
+        for (int64_t c = 1; c < 100; ++c)
+          ASSERT_LE(std::llabs(batch * causal_pairs(l, l + extra) - pairs),
+                    std::llabs(batch * causal_pairs(c, c + extra) - pairs))
+              << pairs << " " << batch << " " << extra << " " << c;
+      }
+    }
+  }
+  // Exact work gives its length back, at the sizes of the benchmark's batches too.
+  for (int64_t l : {1, 721, 4096, 18311}) EXPECT_EQ(equal_batch_seqlen(16 * causal_pairs(l, l + 9), 16, 9), l);
+}
+
 TEST(BenchVarlen, ParsesListsAndSeededDraws) {
   VarlenLengths l;
   std::string err;
@@ -100,6 +116,12 @@ TEST(BenchVarlen, ConfigFlopsAndEqualWork) {
   EXPECT_EQ(e.batch, 1);
   EXPECT_EQ(e.seqlen, e.seqlen_k);
   EXPECT_EQ(e.seqlen, equal_work_seqlen(pairs));
+  const Config eb = equal_batch_config(c);
+  EXPECT_FALSE(eb.varlen());
+  EXPECT_EQ(eb.batch, 4);
+  EXPECT_EQ(eb.seqlen_k, eb.seqlen + 3);
+  EXPECT_EQ(eb.seqlen, equal_batch_seqlen(pairs, 4, 3));
+  EXPECT_EQ(eb.heads, 3);
   // Fixed lengths: B sequences of (S, S_k).
   Config f;
   f.batch = 2;
