@@ -96,8 +96,10 @@ struct FwdConfig {
   static constexpr bool kStaleMax = kLeanP;
   // The two consumer warpgroups take turns issuing their tensor-core work (named barriers) so
   // that one computes its softmax while the other's matrix products run. Measured on an H200
-  // (docs/performance.md): neutral for BF16, 2% slower for FP8, whose softmax is short.
-  static constexpr bool kPingpong = !kFp8;
+  // (docs/performance.md): neutral for BF16; for FP8, whose softmax is short, 1-1.5% slower at
+  // fixed lengths (S 32K) but faster on varlen batches (d 192 +2-3%, d 128 +0.5%), whose short
+  // tiles' edges and epilogues it overlaps with the other warpgroup's matrix products.
+  static constexpr bool kPingpong = !kFp8 || kLengths;
   // FP8 probabilities are written as 2^(x - max + kPShift): the row maximum gets 2^8 (2^6 with
   // kStaleMax) instead of 1, so values down to 2^-14 (2^-12) of it stay normal e4m3 (instead of
   // 2^-6) and underflow starts 8 (6) binades lower. Hopper has no scaled MMA for the per-block
