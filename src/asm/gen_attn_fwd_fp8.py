@@ -39,6 +39,12 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      (in a sequence's first 64 rows with the unrounded 2^x instead of the rounded P: lse_row_sum());
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
+     Fixed-length kernels do more of this ahead of the epilogue: each wave loads the next
+     tile's Q and key tile 0 once its own scores are done (early_q_loads(): waves 4-7 in
+     body 4t + 1, waves 0-3 at the start of body 4t + 3), waves 4-7, whose rows end with
+     block 4t + 1, store their output in body 4t + 2 (early_epilogue()), and past the
+     barrier after the loop key tile 0 goes into LDS and key tile 1's loads go out before
+     the output math of waves 0-3 (early_key_tile0()).
 Wave w sees blocks 0 .. 4t + w'/2 (the last one through the causal mask); it skips the rest but
 still meets their barriers and does its share of the staging. Rows past seqlen compute on the
 last row and are never stored. NaN in V (e4m3fn has no Inf) must not reach a row that cannot
@@ -155,6 +161,13 @@ S_LARGE = 101  # 1 when some row's running max is at least LARGE_M in magnitude 
 # ends; then the smallest over the workgroup
 S_BADVW = S_BADV
 NEXT_SGPR = 102
+# s0-s7: the kernarg pointer and the workgroup id are read only by the prologue, s3-s7 not at
+# all. early_q_loads() decodes the next tile into s0-s3 and s7 (temporaries of its loads), its
+# Q base in s[4:5]; S_EARLYQ holds what a tile's end did ahead of the epilogue (fixed-length
+# kernels): bit 0 the next tile's Q and key tile 0 loads (early_q_loads()), bit 1 this
+# tile's output (early_epilogue(), waves 4-7), bit 2 key tile 0 into LDS and key tile 1's
+# loads (early_key_tile0()); tile_start() clears it
+S_EBH, S_ETILE, S_EB, S_EH, S_EQB, S_EARLYQ, S_EHK = 0, 1, 2, 3, 4, 6, 7
 # 8 K rows in bytes (the step between a lane's K loads), in the high word of the K row stride,
 # which the kernel never reads (row offsets are 32-bit: the host checks they fit)
 S_K8 = S_KS + 3
@@ -321,6 +334,7 @@ def prologue():
         f"v_mov_b32 v{V_NEGINF}, 0xff800000",
         f"v_mov_b32 v{V_127}, 0x7f",
     ]
+    b += [] if VARLEN else [f"s_mov_b32 s{S_EARLYQ}, 0"]
     b += [f"v_mov_b32 v{V_ONES + i}, 0x38383838" for i in range(8)]
     b += [
         "// staging roles (see staging_roles): LDS write addresses of the K rows and Vt rows",
@@ -435,8 +449,13 @@ def tile_setup():
         f"v_lshl_add_u32 v{V_T}, v{V_H}, 4, v{V_T}",
         "// Q as the B operand: d = 64c + 16h .. +15 and 64c + 32 + 16h .. +15",
     ]
+    loaded = None if VARLEN else L("q_loaded")
+    b += [] if VARLEN else ["// (unless early_q_loads() brought it)",
+                            f"s_bitcmp1_b32 s{S_EARLYQ}, 0",
+                            f"s_cbranch_scc1 {loaded}"]
     for i in range(2 * NQ):
         b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_X}:{S_X + 1}] offset:{32 * i}")
+    b += [] if VARLEN else [f"{loaded}:"]
     if VARLEN:
         b += key_block_counts()
     else:
@@ -451,7 +470,10 @@ def tile_setup():
             f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
         ]
     b += ["// key tile 0's loads go out before Q is waited for (K's, then V's 4, after Q's)"]
+    kv_loaded = None if VARLEN else L("kv_loaded")
+    b += [] if VARLEN else [f"s_bitcmp1_b32 s{S_EARLYQ}, 0", f"s_cbranch_scc1 {kv_loaded}"]
     b += init_row_offsets() + issue_k_loads() + issue_v_loads()
+    b += [] if VARLEN else [f"{kv_loaded}:"]
     b += mask_start() if VARLEN else []
     return b
 
@@ -601,19 +623,40 @@ def key_block_counts():
 EPILOGUE_STORES = 9  # vector memory operations of epilogue_stores(), every one always issued
 
 
+def tile_zero(badv: bool = True):
+    """O, L, the running max and (`badv`) the NaN-in-V key of a new query tile."""
+    if VARLEN:
+        b = [f"v_mov_b32 v{A_O + i}, 0" for i in range(ACC_REGS)]
+    else:
+        # a register pair per instruction (v_pk_mov_b32 takes no inline constant: the first
+        # pair's zeros)
+        b = [f"v_mov_b32 v{A_O}, 0", f"v_mov_b32 v{A_O + 1}, 0"]
+        b += [f"v_pk_mov_b32 {vr(A_O + i, 2)}, {vr(A_O, 2)}, {vr(A_O, 2)}" for i in range(2, ACC_REGS, 2)]
+    return b + [f"v_mov_b32 v{V_M}, 0xff800000"] + ([f"s_mov_b32 s{S_BADVW}, -1"] if badv else [])
+
+
 def tile_start(stores: int, sfx: str):
     """The rest of a query tile's start, once the previous tile's epilogue has read O, L and
     m: the tile's Q, then key tile 0 into LDS and the first scores. `stores`: the previous
     tile's output stores that went out after this tile's loads (their place in the vmcnt
-    order: the waits let them stay in flight)."""
-    b = [f"v_mov_b32 v{A_O + i}, 0" for i in range(ACC_REGS)]
-    b += [f"v_mov_b32 v{V_M}, 0xff800000", f"s_mov_b32 s{S_BADVW}, -1"]
+    order: the waits let them stay in flight). When early_key_tile0() staged key tile 0
+    (bit 2 of S_EARLYQ), only the zeros, Q's sign and the barrier are left."""
+    early = not VARLEN and stores  # (early_key_tile0() may have staged key tile 0)
+    staged = L("kv_staged") if early else None
+    b = tile_zero(badv=not early)
+    b += [f"s_bitcmp1_b32 s{S_EARLYQ}, 2", f"s_cbranch_scc1 {staged}_badv", f"s_mov_b32 s{S_BADVW}, -1",
+          f"{staged}_badv:"] if early else []
     b += [f"s_waitcnt vmcnt({K_LOADS + 4 + stores})"] + prefetch_tile_word()
+    unsigned = None if VARLEN else L("q_unsigned")
+    b += [] if VARLEN else [f"s_cmp_eq_u32 s{S_QSIGN}, 0", f"s_cbranch_scc1 {unsigned}"]
     b += [f"v_xor_b32 v{V_Q + i}, s{S_QSIGN}, v{V_Q + i}" for i in range(8 * NQ)]
+    b += [] if VARLEN else [f"{unsigned}:"]
     b += ["// key tile 0 into the first buffers, tile 1's loads behind each half (a query tile has",
           "// at least two key tiles)"]
+    b += [f"s_bitcmp1_b32 s{S_EARLYQ}, 2", f"s_cbranch_scc1 {staged}"] if early else []
     b += store_k(0, 4 + stores) + issue_k_loads()
     b += [f"s_waitcnt vmcnt({K_LOADS + stores})"] + store_v(0, first_tile=True) + issue_v_loads()
+    b += [f"{staged}:", f"s_mov_b32 s{S_EARLYQ}, 0"] if early else []
     b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
     b += qk_first()
     b += ["// waves 4-7 start half an iteration behind: their first barrier is met by waves 0-3",
@@ -984,7 +1027,12 @@ def softmax(first_block: bool = False):
     # the rescale (rare past a row's first blocks) sits out of line: the usual path falls through
     rescale, back = L("rescale"), L("rescaled")
     b += [f"s_cbranch_scc1 {rescale}", f"{back}:"]
-    OUT_OF_LINE.extend([f"{rescale}:"] + no_key_alpha() + rescale_accumulators() + large_m_check() +
+    # (block 0: O and L are the tile start's zeros, nothing to scale; every row's first block
+    # takes this path, m_old = -inf)
+    zeros = None if VARLEN else L("zero_accumulators")
+    OUT_OF_LINE.extend([f"{rescale}:"] + no_key_alpha() +
+                       ([] if VARLEN else [f"s_cmp_eq_u32 s{S_KT}, 0", f"s_cbranch_scc1 {zeros}"]) +
+                       rescale_accumulators() + ([] if VARLEN else [f"{zeros}:"]) + large_m_check() +
                        [f"s_branch {back}"])
     b += ["// k = clamp(floor(m - block max), 0, 126 - lift) + lift: the block max is written as about",
           "// 2^lift, so lean P keeps 8 more binades below it in normal codes (e4m3 reaches 448 = 2^8.8;",
@@ -1213,6 +1261,8 @@ def body_step(r: int, lead: bool, steady: bool):
     no_softmax, unmasked = L("no_softmax"), L("unmasked")
     no_scores, no_pv, end = L("no_scores"), L("no_pv"), L("body_end")
     b = [f"// ---- body b % 4 = {r}: softmax of block b"]
+    b += early_epilogue() if not lead and not steady and r == 2 and not VARLEN else []
+    b += early_q_loads(1) if lead and not steady and r == 3 and not VARLEN else []
     if not steady:
         b += [f"s_cmp_lt_u32 s{S_KT}, s{S_NBW}",
               f"s_cbranch_scc0 {no_softmax}",
@@ -1224,6 +1274,7 @@ def body_step(r: int, lead: bool, steady: bool):
     b += softmax(first_block=not steady and r == 0)
     b += [f"{no_softmax}:"] if not steady else []
     b += stage(r, steady)
+    b += early_q_loads(3) if not lead and not steady and r == 1 and not VARLEN else []
     # steady waves 0-3 in an odd block (the second of its key tile, whose V was visible before
     # this barrier) issue the matrix phase's first reads before the barrier, which waits only
     # for their staging writes (issued before them; LDS operations return in order)
@@ -1258,6 +1309,104 @@ def body_step(r: int, lead: bool, steady: bool):
         b += ["// (any lengths: the tile's blocks need not fill the group of 4 bodies)",
               f"s_cmp_lt_u32 s{S_KT}, s{S_NKT}",
               "s_cbranch_scc0 .Lkey_loop_end"]
+    return b
+
+
+def early_epilogue():
+    """The epilogue of waves 4-7 (the tile's rows 0-127), at the start of body 4 t + 2 of a
+    tile of 4 t + 4 blocks: their last P V was in body 4 t + 1 at the latest, and the marks of
+    V's NaN keys (the staging of the last key tile, body 4 t + 1) are visible past the barrier
+    that ended it, so their output goes out while waves 0-3 run the last two blocks, instead
+    of sharing each SIMD's vector and scalar issue with those waves' epilogue after the loop
+    (in body 4 t + 3 instead, where waves 2-3 run the tile's last softmax, S 2K gave 1803.2
+    TFLOP/s against 1869.4; the next tile's zeros of O and L here too: 1844.9). In the vmcnt
+    order the stores must follow the next tile's loads, as in the epilogue: so only when
+    those went out early (early_q_loads(), body 4 t + 1) or no next tile can follow (the
+    jobs' words are done); otherwise (a lone tile's empty word next) the epilogue does it.
+    Bit 1 of S_EARLYQ tells the epilogue."""
+    skip, run = L("no_early_epilogue"), L("early_epilogue")
+    b = ["// waves 4-7: this tile's output, two bodies before the loop ends (early_epilogue())",
+         f"s_add_u32 s{S_T0}, s{S_KT}, 2",
+         f"s_cmp_eq_u32 s{S_T0}, s{S_NKT}",
+         f"s_cbranch_scc0 {skip}",
+         f"s_bitcmp1_b32 s{S_EARLYQ}, 0",
+         f"s_cbranch_scc1 {run}",
+         f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
+         f"s_cbranch_scc0 {skip}",
+         f"{run}:"]
+    b += bad_v_key() + MFMA_READ_NOPS + epilogue_values() + epilogue_stores()
+    b += [f"s_or_b32 s{S_EARLYQ}, s{S_EARLYQ}, 2", f"{skip}:"]
+    return b
+
+
+def early_key_tile0():
+    """Past the barrier after the loop (no wave reads this tile's LDS any more) and the next
+    tile's setup (its block counts, for the NaN check), key tile 0 of the next tile goes into
+    LDS and key tile 1's loads go out, when early_q_loads() brought tile 0 (bit 0 of S_EARLYQ;
+    bit 2 tells tile_start() to skip them): before the leading waves' output math instead of
+    after it, so that key tile 1 (from HBM at a new head) is in by the first body's staging.
+    The waits count no newer operation, which holds for waves 0-3; waves 4-7 also wait for
+    their output stores (early_epilogue()), which went out two bodies earlier. Waves 0-3's
+    output stores go out after key tile 1's loads, so that their first body's wait for K
+    (which counts V's 4 loads as the only newer operations) also waits for the first five
+    stores, issued about a thousand clocks before it."""
+    skip = L("no_early_tile0")
+    return ["// key tile 0 of the next tile into LDS now, tile 1's loads out (early_key_tile0())",
+            f"s_bitcmp1_b32 s{S_EARLYQ}, 0",
+            f"s_cbranch_scc0 {skip}",
+            f"s_mov_b32 s{S_BADVW}, -1"] + \
+           store_k(0, 4) + issue_k_loads() + [f"s_waitcnt vmcnt({K_LOADS})"] + \
+           store_v(0, first_tile=True) + issue_v_loads() + \
+           [f"s_or_b32 s{S_EARLYQ}, s{S_EARLYQ}, 4", f"{skip}:"]
+
+
+def early_q_loads(left: int):
+    """The next query tile's Q and key tile 0 loads of this wave, `left` bodies before a
+    tile's end (S_KT + left = 4 t + 4): waves 4-7 in body 4 t + 1, after its staging (the
+    tile's last global loads), waves 0-3 at the start of body 4 t + 3. By then the wave's
+    scores are done (waves 4-7 own the tile's rows 0-127, whose last scores are computed in
+    body 4 t; waves 0-3's last in body 4 t + 2), so its Q registers are free, and so are its
+    staging registers. In the epilogue the loads went out only after the last block: Q and
+    key tile 0 come from HBM at a new head (32 KiB each per tile at the CU's share, about
+    2400 clocks), and they held the next tile's first barrier. Only when the next tile is
+    the prefetched word (as the epilogue finds it unless a lone tile's empty word comes
+    first); bit 0 of S_EARLYQ tells tile_setup() not to load them again. The loads are in the
+    vmcnt order where the epilogue's were (Q, K, V, then the output stores), so the tile
+    start's waits are unchanged. The K and V bases of the current tile are no longer read
+    (its last loads went out), so the next tile's go into S_KB and S_VB (tile_setup()
+    writes the same values again)."""
+    skip = L("no_early_q")
+    b = ["// the next tile's Q and key tile 0 loads, ahead of the epilogue (early_q_loads())",
+         f"s_add_u32 s{S_T0}, s{S_KT}, {left}",
+         f"s_cmp_eq_u32 s{S_T0}, s{S_NKT}",
+         f"s_cbranch_scc0 {skip}",
+         f"s_cmp_ge_u32 s{S_WORD}, s{S_WEND}",
+         f"s_cbranch_scc1 {skip}",
+         f"s_cmp_eq_u32 s{S_TW}, -1",
+         f"s_cbranch_scc1 {skip}"]
+    b += fast_div(S_EBH, S_TW, S_DIVT)
+    b += [f"s_mul_i32 s{S_T0}, s{S_EBH}, s{S_NT}", f"s_sub_u32 s{S_ETILE}, s{S_TW}, s{S_T0}"]
+    b += fast_div(S_EB, S_EBH, S_DIVH)
+    b += [f"s_mul_i32 s{S_T0}, s{S_EB}, s{S_HEADS}", f"s_sub_u32 s{S_EH}, s{S_EBH}, s{S_T0}"]
+    b += [f"s_mov_b64 s[{S_EQB}:{S_EQB + 1}], s[{S_Q}:{S_Q + 1}]"]
+    b += mad64(S_EQB, S_QS, S_EB) + mad64(S_EQB, S_QS + 4, S_EH)
+    b += [f"s_lshl_b32 s{S_T0}, s{S_ETILE}, 8"] + row_offset(S_T1) + [
+        f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
+        f"v_add_u32 v{V_T}, s{S_T0}, v{V_J}",
+        f"v_min_u32 v{V_T}, s{S_SEQM1}, v{V_T}",
+        f"v_mul_lo_u32 v{V_T}, v{V_T}, s{S_QS + 2}",
+        f"v_lshl_add_u32 v{V_T}, v{V_H}, 4, v{V_T}"]
+    for i in range(2 * NQ):
+        b.append(f"global_load_dwordx4 {vr(V_Q + 4 * i, 4)}, v{V_T}, s[{S_EQB}:{S_EQB + 1}] offset:{32 * i}")
+    b += fast_div(S_EHK, S_EH, S_DIVG)
+    b += ["// K and V bases of the next tile's (b, hk): this tile's last loads went out",
+          f"s_mov_b64 s[{S_KB}:{S_KB + 1}], s[{S_K}:{S_K + 1}]"]
+    b += mad64(S_KB, S_KS, S_EB) + mad64(S_KB, S_KS + 4, S_EHK)
+    b += [f"s_mov_b64 s[{S_VB}:{S_VB + 1}], s[{S_V}:{S_V + 1}]"]
+    b += mad64(S_VB, S_VS, S_EB) + mad64(S_VB, S_VS + 4, S_EHK)
+    b += ["// its key tile 0 (this tile's staging registers are free: its last staging was in body 4 t + 1)"]
+    b += init_row_offsets() + issue_k_loads() + issue_v_loads()
+    b += [f"s_or_b32 s{S_EARLYQ}, s{S_EARLYQ}, 1", f"{skip}:"]
     return b
 
 
@@ -1396,7 +1545,12 @@ def epilogue_stores():
     """The output rows (BF16) and the LSE of the tile that epilogue_values() ended; rows past
     seqlen are not stored."""
     t = V_T
-    b = [f"v_mul_f32 v{A_O + i}, v{V_FACTOR}, v{A_O + i}" for i in range(64)]
+    if VARLEN:
+        b = [f"v_mul_f32 v{A_O + i}, v{V_FACTOR}, v{A_O + i}" for i in range(64)]
+    else:
+        # two rows' values per instruction (the factor's pair: its low register for both)
+        b = [f"v_pk_mul_f32 {vr(A_O + i, 2)}, {vr(A_O + i, 2)}, {vr(V_FACTOR, 2)} op_sel_hi:[1,0]"
+             for i in range(0, 64, 2)]
     # pair i lands in A_O + i, never above the registers it reads (2i, 2i + 1)
     for i in range(32):
         b.append(f"v_cvt_pk_bf16_f32 v{A_O + i}, v{A_O + 2 * i}, v{A_O + 2 * i + 1}")
@@ -1483,16 +1637,22 @@ def body():
     b += [".Ltile:"] + tile_start(EPILOGUE_STORES, "") + [".Ltile_started:"]
     b += [f"s_cmp_lt_u32 s{S_WAVE}, 4", "s_cbranch_scc0 .Lkey_loop_trail"]
     b += key_loop(True) + ["s_branch .Lkey_loop_end"] + key_loop(False) + [".Lkey_loop_end:"]
-    b += bad_v_key()
+
+    def unless_early(code, label):
+        """code but for the waves that ran it in early_epilogue()."""
+        return code if VARLEN else [f"s_bitcmp1_b32 s{S_EARLYQ}, 1", f"s_cbranch_scc1 {label}"] + code + [f"{label}:"]
+
+    b += unless_early(bad_v_key(), ".Lbad_v_read")
     b += ["// every wave is done with this query tile's LDS before the next one overwrites it",
           "s_waitcnt lgkmcnt(0)",
           "s_barrier"]
-    b += MFMA_READ_NOPS + epilogue_values()
+    b += unless_early(MFMA_READ_NOPS + epilogue_values(), ".Lvalues_read")
     b += ["// the next tile's Q and key tile 0 loads go out before this tile's output math, which",
           "// covers their latency"]
     b += next_tile_word(".Lnext_word", ".Lno_next_tile") + tile_setup()
+    b += [] if VARLEN else early_key_tile0()
     b += ["s_branch .Lnext_tile_loading", ".Lno_next_tile:", f"s_mov_b32 s{S_TW}, -1", ".Lnext_tile_loading:"]
-    b += epilogue_stores()
+    b += unless_early(epilogue_stores(), ".Loutput_stored")
     b += [f"s_cmp_lg_u32 s{S_TW}, -1", "s_cbranch_scc1 .Ltile"]
     b += [".Ldone:", "s_endpgm"]
     b += OUT_OF_LINE
