@@ -9,7 +9,8 @@
 // and the varlen job-table builder (varlen_job_table), over varlen paths of the shared varlen
 // support (tests/support/varlen.h): sequences of 0 and 1 rows, tails, chunks, rows that see no
 // key, GQA, a sequence of two query tiles, and peaked inputs. (The FP8 HIP varlen kernels run
-// only past the generated ones' 32-bit offsets, which no small path reaches.)
+// only past the generated ones' 32-bit offsets, which no small path reaches; they run on small
+// varlen batches, unmutated, in tests/amd_fp8/test_fp8_hip_fallback.cpp.)
 #include <gtest/gtest.h>
 
 #include <cstdio>
