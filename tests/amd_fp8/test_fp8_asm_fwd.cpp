@@ -37,13 +37,18 @@ namespace {
 // So the test is per row: a row agrees when it is within kRowAgree (and its LSE within
 // kLseAgree); at most 1% of rows (and at least one) may disagree, and those only at the FP8
 // rounding level (kRowMax, kLseMax). Over 41 seeds of this matrix: at most 2 disagreeing rows
-// (of 4000), at most 1 in 256; the worst row 1.9e-2 relative and 5.0e-3 nats. The model with another numerics choice (exact P, no block
-// scaling, unrounded denominator) disagrees in most rows (ModelComparisonCanFail below).
+// (of 4000), at most 1 in 256; the worst row 1.9e-2 relative and 5.0e-3 nats. About one run in
+// a thousand of Fp8_D128_Mha1_S1000_Real flips a decision on a row where the two sides land on
+// opposite sides of fp64 (ZYFA_TEST_SEED=1796183346945514117, row 184: kernel 3.1e-2 and LSE
+// -0.024 nats from fp64, model 2.8e-2 and +0.015, so 5.8e-2 and 0.039 nats apart): each side is
+// within the LSE bound against fp64 (kLseBound, which the kernel's every row is held to below),
+// so two of them may differ by more than either does from fp64; kLseMax is that bound. The model
+// with another numerics choice (exact P, no block scaling, unrounded denominator) disagrees in
+// most rows (ModelComparisonCanFail below).
 constexpr double kRowAgree = 4e-3;       // relative L2 of a row (FP8 P rounding: ~2e-2)
 constexpr double kLseAgree = 1e-3;       // nats
 constexpr double kDisagreeRows = 0.01;   // fraction of rows allowed to disagree (rounded up)
 constexpr double kRowMax = 0.1;          // relative L2 of any row: a wrong row is off by ~1
-constexpr double kLseMax = 0.03;         // nats, any row
 
 // LSE against fp64, tighter than kernel_tolerance (docs/numerics.md, "LSE of the generated FP8
 // kernels"): a sequence's first 64 rows take their keys' unrounded 2^x, so only fp32 rounding
@@ -52,6 +57,7 @@ constexpr double kLseMax = 0.03;         // nats, any row
 // kind (worst 0.039 nats), with room.
 constexpr double kLseFirstRows = 1e-4;  // nats, rows 0..63 of each sequence (measured: 7e-6)
 constexpr double kLseBound = 0.05;      // nats, any row
+constexpr double kLseMax = kLseBound;   // nats, kernel against model, any row (see above)
 
 // The worst |LSE - fp64| over the first 64 rows of each sequence and over all rows.
 struct LseError {
