@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <random>
@@ -104,16 +103,6 @@ int64_t causal_pairs(int64_t lq, int64_t lk) {
   return lk * (lk + 1) / 2;
 }
 
-int64_t equal_work_seqlen(int64_t pairs) {
-  // S (S + 1) / 2 = pairs at S = (sqrt(8 pairs + 1) - 1) / 2; the nearest of its neighbours.
-  const double s = (std::sqrt(8.0 * static_cast<double>(pairs) + 1.0) - 1.0) / 2.0;
-  int64_t best = 1;
-  for (int64_t c = std::max<int64_t>(1, static_cast<int64_t>(s) - 1); c <= static_cast<int64_t>(s) + 2; ++c) {
-    if (std::llabs(causal_pairs(c, c) - pairs) < std::llabs(causal_pairs(best, best) - pairs)) best = c;
-  }
-  return best;
-}
-
 int64_t equal_batch_seqlen(int64_t pairs, int64_t batch, int64_t extra) {
   const auto work = [&](int64_t l) { return batch * causal_pairs(l, l + extra); };  // grows with l
   int64_t lo = 1, hi = 1;
@@ -128,6 +117,8 @@ int64_t equal_batch_seqlen(int64_t pairs, int64_t batch, int64_t extra) {
   }
   return lo > 1 && pairs - work(lo - 1) <= work(lo) - pairs ? lo - 1 : lo;
 }
+
+int64_t equal_work_seqlen(int64_t pairs) { return equal_batch_seqlen(pairs, 1, 0); }
 
 std::vector<int32_t> prefix_sums(const std::vector<int64_t>& lens) {
   std::vector<int32_t> cu(lens.size() + 1, 0);
