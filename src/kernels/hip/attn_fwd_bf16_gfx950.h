@@ -237,6 +237,19 @@ __device__ __forceinline__ void store_block(lptr<uint8_t> buf, const Stage& st, 
 // V of a diagonal block: keys past the sequence become 0, and so do non-finite elements, whose
 // smallest key goes to the LDS slot (rows at or after it see it and become NaN).
 __device__ __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int tid, lptr<uint32_t> bad_slot) {
+  // A first pass only asks whether the lane's 16 elements hold a non-finite one, in 2.5 VALU
+  // ops a word instead of the zeroing pass's ~8 (non-finite V is rare): bit 15 of a half's
+  // (x & 0x7F80) + 0x80 is set for an exponent of all ones (Inf, NaN) alone, and the halves
+  // cannot carry into each other. A block with keys past the sequence always takes the
+  // zeroing pass.
+  if (kb + 64 <= seqlen) {
+    uint32_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int w = 0; w < 4; ++w) acc |= (st.x[i][w] & 0x7F807F80u) + 0x00800080u;
+    if ((acc & 0x80008000u) == 0u) return;
+  }
   int bad_key = 0x7FFFFFFF;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
