@@ -39,6 +39,8 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      (in a sequence's first 64 rows with the unrounded 2^x instead of the rounded P: lse_row_sum());
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
+     Fixed-length kernels pass a wave's output rows through LDS, so that each store writes
+     4 whole rows (output_through_lds()).
      Fixed-length kernels do more of this ahead of the epilogue: each wave loads the next
      tile's Q and key tile 0 once its own scores are done (early_q_loads(): waves 4-7 in
      body 4t + 1, waves 0-3 at the start of body 4t + 3), waves 4-7, whose rows end with
@@ -119,7 +121,13 @@ KBUF = TILE * KROW    # two K buffers at 0 and KBUF (every K read's offset fits 
 VT_BASE = 2 * KBUF
 VBUF = TILE * VROW    # two V buffers at VT_BASE and VT_BASE + VBUF
 BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with a NaN in V
-LDS_BYTES = BADV_BASE + 4 * WAVES
+# Fixed-length kernels: a wave's output rows pass through LDS on their way out (epilogue_stores()),
+# 32 rows of 256 bytes per wave, each row padded by 16 bytes (its 16-byte chunks step through
+# the banks), so that every store instruction writes 4 whole rows
+OUT_ROW = 2 * D_V + 16
+OUT_BASE = BADV_BASE + 4 * WAVES
+OUT_WAVE = 32 * OUT_ROW
+LDS_BYTES = BADV_BASE + 4 * WAVES + (0 if VARLEN else WAVES * OUT_WAVE)
 LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
 BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written as about 2^8, not 1
 RESCALE_THRESHOLD = 0.125
@@ -168,6 +176,9 @@ NEXT_SGPR = 102
 # tile's output (early_epilogue(), waves 4-7), bit 2 key tile 0 into LDS and key tile 1's
 # loads (early_key_tile0()); tile_start() clears it
 S_EBH, S_ETILE, S_EB, S_EH, S_EQB, S_EARLYQ, S_EHK = 0, 1, 2, 3, 4, 6, 7
+# the out base of (b, h) from epilogue_values() to epilogue_stores() (fixed lengths): the next
+# tile's Q base is no longer read once its loads went out (early_q_loads(), before the output)
+S_OUTB = S_EQB
 # 8 K rows in bytes (the step between a lane's K loads), in the high word of the K row stride,
 # which the kernel never reads (row offsets are 32-bit: the host checks they fit)
 S_K8 = S_KS + 3
@@ -1513,11 +1524,21 @@ def epilogue_values():
     b += mad_row(S_X, S_OS + 2, S_Q0) if VARLEN else []  # (the sequence's first row)
     b += [f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 1",
           f"s_add_u32 s{S_X}, s{S_X}, s{S_OUT}",
-          f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}",
-          f"v_mul_lo_u32 v{t + 1}, v{V_QROW}, s{S_OS + 2}",
+          f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}"]
+    b += [f"v_mul_lo_u32 v{t + 1}, v{V_QROW}, s{S_OS + 2}",
           f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
-          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 4, v{t + 1}"]
-    b += add64_lane(V_OUT_ADDR, S_X, t + 1)
+          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 4, v{t + 1}"] if VARLEN else [
+          "// (the first of 4 whole rows per store: row 32 w' + l / 16, bytes 16 (l % 16))",
+          f"v_sub_u32 v{t + 1}, v{V_QROW}, v{V_J}",
+          f"v_bfe_u32 v{t + 6}, v{V_TID}, 4, 2",
+          f"v_add_u32 v{t + 1}, v{t + 1}, v{t + 6}",
+          f"v_mul_lo_u32 v{t + 1}, v{t + 1}, s{S_OS + 2}",
+          f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
+          f"v_and_b32 v{t + 6}, 15, v{V_TID}",
+          f"v_lshl_add_u32 v{t + 1}, v{t + 6}, 4, v{t + 1}"]
+    # (fixed lengths: the out base of (b, h) stays in S_OUTB, the lane's offset in V_OUT_ADDR)
+    b += add64_lane(V_OUT_ADDR, S_X, t + 1) if VARLEN else \
+        [f"s_mov_b64 s[{S_OUTB}:{S_OUTB + 1}], s[{S_X}:{S_X + 1}]", f"v_mov_b32 v{V_OUT_ADDR}, v{t + 1}"]
     b += ["// LSE row of (b, h): lse + 4 ((b H + h) S + row)",
           f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}",
           f"s_add_u32 s{S_T0}, s{S_T0}, s{S_H}",
@@ -1554,8 +1575,10 @@ def epilogue_stores():
     # pair i lands in A_O + i, never above the registers it reads (2i, 2i + 1)
     for i in range(32):
         b.append(f"v_cvt_pk_bf16_f32 v{A_O + i}, v{A_O + 2 * i}, v{A_O + 2 * i + 1}")
+    # (fixed lengths: every lane takes part in the rows' way through LDS; output_through_lds()
+    # masks each store)
     b += [f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_OROW}",
-          f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"]
+          f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"] if VARLEN else []
     # Registers 4g..4g+3 of block J hold dv 32J + 8g + 4h .. +3 as 2 dwords: the two lanes of a
     # row each hold 8 bytes of every 16. Lanes j and j + 32 swap (v_permlane32_swap, EXEC
     # ignored) the upper half's first 8 bytes of each 32 with the lower half's last 8, so that
@@ -1566,10 +1589,13 @@ def epilogue_stores():
         for p in range(2):
             base = A_O + 8 * J + 4 * p
             b += [f"v_permlane32_swap_b32 v{base}, v{base + 2}", f"v_permlane32_swap_b32 v{base + 1}, v{base + 3}"]
-    for J in range(4):
-        for p in range(2):
-            src = A_O + 8 * J + 4 * p
-            b.append(f"global_store_dwordx4 {vr(V_OUT_ADDR, 2)}, {vr(src, 4)}, off offset:{2 * (32 * J + 16 * p)}")
+    if VARLEN:
+        for J in range(4):
+            for p in range(2):
+                src = A_O + 8 * J + 4 * p
+                b.append(f"global_store_dwordx4 {vr(V_OUT_ADDR, 2)}, {vr(src, 4)}, off offset:{2 * (32 * J + 16 * p)}")
+    else:
+        b += output_through_lds()
     b += ["// the LSE, by the lanes of the first half; issued (no lane) without an LSE output too,",
           "// so that the stores' count in the vmcnt order is fixed (EPILOGUE_STORES)",
           f"v_cmp_eq_u32 vcc, 0, v{V_H}",
@@ -1580,6 +1606,50 @@ def epilogue_stores():
           f"global_store_dword {vr(V_LSE_ADDR, 2)}, v{V_LSE}, off",
           "// the workgroup is always full: every lane comes back",
           "s_mov_b64 exec, -1"]
+    return b
+
+
+def output_through_lds():
+    """Fixed-length kernels: the 16 contiguous bytes of each lane (row j, bytes 64 J + 32 p +
+    16 h) go into the wave's rows in LDS and come back as whole rows, lane l taking bytes
+    16 (l % 16) of row 4 k + l / 16 for store k: each store writes 4 rows of 256 bytes (8 lines
+    on the L2 path) where a lane-per-row store wrote 16 bytes of 32 rows (32 lines): the
+    vector memory path at a tile's end carries the next tile's loads too. Row k of a lane
+    is stored when it is below seqlen (the rows grow with k, so the mask only narrows)."""
+    t = V_T
+    b = ["// the output through LDS: 4 whole rows per store (output_through_lds())",
+         f"s_mul_i32 s{S_T0}, s{S_WAVE}, {OUT_WAVE}",
+         f"s_add_u32 s{S_T0}, s{S_T0}, {OUT_BASE}",
+         f"v_mul_u32_u24 v{t}, {OUT_ROW}, v{V_J}",
+         f"v_lshl_add_u32 v{t}, v{V_H}, 4, v{t}",
+         f"v_add_u32 v{t}, s{S_T0}, v{t}"]
+    for J in range(4):
+        for p in range(2):
+            b.append(f"ds_write_b128 v{t}, {vr(A_O + 8 * J + 4 * p, 4)} offset:{2 * (32 * J + 16 * p)}")
+    b += [f"v_bfe_u32 v{t + 1}, v{V_TID}, 4, 2",
+          f"v_mul_u32_u24 v{t + 1}, {OUT_ROW}, v{t + 1}",
+          f"v_and_b32 v{t + 2}, 15, v{V_TID}",
+          f"v_lshl_add_u32 v{t + 1}, v{t + 2}, 4, v{t + 1}",
+          f"v_add_u32 v{t + 1}, s{S_T0}, v{t + 1}"]
+    for k in range(8):
+        b.append(f"ds_read_b128 {vr(A_O + 32 + 4 * k, 4)}, v{t + 1} offset:{4 * k * OUT_ROW}")
+    b += ["// the lane offsets of stores 1-7 (4 rows apart), the row of store 0",
+          f"s_lshl_b32 s{S_T1}, s{S_OS + 2}, 3"]
+    addr = [V_OUT_ADDR] + [V_S + 8 + k for k in range(7)]
+    for k in range(1, 8):
+        b += [f"v_add_u32 v{addr[k]}, s{S_T1}, v{addr[k - 1]}"]
+    b += [f"v_sub_u32 v{t + 2}, v{V_OROW}, v{V_J}",
+          f"v_bfe_u32 v{t + 3}, v{V_TID}, 4, 2",
+          f"v_add_u32 v{t + 2}, v{t + 2}, v{t + 3}"]
+    for k in range(8):
+        b += [f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{t + 2}",
+              f"v_add_u32 v{t + 2}, 4, v{t + 2}",
+              "s_mov_b64 exec, vcc",
+              f"s_waitcnt lgkmcnt({7 - k})",
+              f"global_store_dwordx4 v{addr[k]}, {vr(A_O + 32 + 4 * k, 4)}, s[{S_OUTB}:{S_OUTB + 1}]"]
+    b += ["s_mov_b64 exec, -1",
+          f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_OROW}",
+          "s_mov_b64 exec, vcc"]
     return b
 
 
