@@ -40,7 +40,8 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
      Fixed-length kernels pass a wave's output rows through LDS, so that each store writes
-     4 whole rows (output_through_lds()).
+     4 whole rows (output_through_lds()), and swap the wave groups' roles every tile
+     (S_ROLE): the waves that trailed a tile, whose output went out early, lead the next.
      Fixed-length kernels do more of this ahead of the epilogue: each wave loads the next
      tile's Q and key tile 0 once its own scores are done (early_q_loads(): waves 4-7 in
      body 4t + 1, waves 0-3 at the start of body 4t + 3), waves 4-7, whose rows end with
@@ -190,6 +191,14 @@ S_NBW = S_VS + 3
 # high words of arguments the kernel never reads (the Q and output row strides', the q descale's
 # batch stride's), so that no VGPR holds a value that is the same in every lane
 S_KSTEP, S_VSTEP, S_QSIGN = S_QS + 3, S_OS + 3, S_DS + 1
+# The wave's role in the current query tile (fixed-length kernels): its wave index with bit 2
+# flipped in every other tile of the workgroup, so that the waves that lead a tile (waves
+# 0-3's role: the tile's rows 128-255, the barrier before the matrix phase) are those that
+# trailed the previous one, whose rows ended two blocks before its end (early_epilogue()):
+# they start the next tile while the previous leaders run their epilogue. In the high word of
+# the q descale's head stride (unread; the any-lengths kernel keeps S_WAVE, its roles fixed)
+S_ROLE = S_WAVE if VARLEN else S_DS + 3
+SWAP = not VARLEN
 
 # The any-lengths kernel (--varlen): the tile's sequence, in words the kernel never reads
 # otherwise (the descale strides' high words: the host keeps device descale offsets below
@@ -290,9 +299,12 @@ L = Labels()
 OUT_OF_LINE = []  # rarely taken blocks, placed after s_endpgm
 
 
-def row_offset(dst: int):
-    """dst = 32 (w ^ ROW_SWAP): the first row of this wave's rows in its tile."""
-    return [f"s_lshl_b32 s{dst}, s{S_WAVE}, 5", f"s_xor_b32 s{dst}, s{dst}, {32 * ROW_SWAP}"]
+def row_offset(dst: int, next_tile: bool = False):
+    """dst = 32 (w ^ ROW_SWAP): the first row of this wave's rows in its tile (w: the wave's
+    role, S_ROLE; `next_tile`: in the next query tile, whose role is the other)."""
+    if next_tile and SWAP:
+        return [f"s_lshl_b32 s{dst}, s{S_ROLE}, 5"]
+    return [f"s_lshl_b32 s{dst}, s{S_ROLE}, 5", f"s_xor_b32 s{dst}, s{dst}, {32 * ROW_SWAP}"]
 
 
 def fast_div(dst: int, n: int, div: int):
@@ -380,6 +392,7 @@ def prologue():
         "s_waitcnt lgkmcnt(0)",
         f"s_add_u32 s{S_SEQM1}, s{S_SEQ}, -1",
     ]
+    b += [] if VARLEN else [f"s_mov_b32 s{S_ROLE}, s{S_WAVE}"]
     if VARLEN:
         b += ["// the any-lengths arguments past AttnFwdArgs that every tile reads (waited for below);",
               "// S_LARGE defined before the first tile, whose block 0 may move no row's maximum",
@@ -475,7 +488,7 @@ def tile_setup():
             "// last one partly: the diagonal block)",
             f"s_lshl_b32 s{S_T0}, s{S_TILE}, 2",
             f"s_add_u32 s{S_NKT}, s{S_T0}, 4",
-            f"s_lshr_b32 s{S_T1}, s{S_WAVE}, 1",
+            f"s_lshr_b32 s{S_T1}, s{S_ROLE}, 1",
             f"s_xor_b32 s{S_T1}, s{S_T1}, {ROW_SWAP // 2}",
             f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
             f"s_add_u32 s{S_NBW}, s{S_T0}, 1",
@@ -651,10 +664,20 @@ def tile_start(stores: int, sfx: str):
     m: the tile's Q, then key tile 0 into LDS and the first scores. `stores`: the previous
     tile's output stores that went out after this tile's loads (their place in the vmcnt
     order: the waits let them stay in flight). When early_key_tile0() staged key tile 0
-    (bit 2 of S_EARLYQ), only the zeros, Q's sign and the barrier are left."""
+    (bit 2 of S_EARLYQ), only the zeros, Q's sign and the barrier are left, and the
+    previous tile's leaders store their output past the barrier (output_after_barrier()).
+    Fixed lengths: the zeros of O, L and m go into the first scores' wait states."""
     early = not VARLEN and stores  # (early_key_tile0() may have staged key tile 0)
     staged = L("kv_staged") if early else None
-    b = tile_zero(badv=not early)
+    late = L("output_late") if early and SWAP else None
+    # key tile 0 staged and this wave's output not yet stored (bits 2 and 1 of S_EARLYQ: the
+    # previous tile's leaders, which trail this one): the output after the barrier
+    b = [f"s_and_b32 s{S_T0}, s{S_EARLYQ}, 6", f"s_cmp_eq_u32 s{S_T0}, 4", f"s_cbranch_scc1 {late}"] if late else []
+    if VARLEN:
+        b += tile_zero(badv=not early)
+    else:
+        # (fixed lengths: the zeros of O, L and m in the first scores' wait states, qk_first())
+        b += [] if early else [f"s_mov_b32 s{S_BADVW}, -1"]
     b += [f"s_bitcmp1_b32 s{S_EARLYQ}, 2", f"s_cbranch_scc1 {staged}_badv", f"s_mov_b32 s{S_BADVW}, -1",
           f"{staged}_badv:"] if early else []
     b += [f"s_waitcnt vmcnt({K_LOADS + 4 + stores})"] + prefetch_tile_word()
@@ -669,15 +692,35 @@ def tile_start(stores: int, sfx: str):
     b += [f"s_waitcnt vmcnt({K_LOADS + stores})"] + store_v(0, first_tile=True) + issue_v_loads()
     b += [f"{staged}:", f"s_mov_b32 s{S_EARLYQ}, 0"] if early else []
     b += ["s_waitcnt lgkmcnt(0)", "s_barrier"]
-    b += qk_first()
+    b += output_after_barrier(late) if late else []
+    b += qk_first() if VARLEN else qk_first(fill=tile_zero(badv=False))
     b += ["// waves 4-7 start half an iteration behind: their first barrier is met by waves 0-3",
           "// after the softmax of block 0",
-          f"s_cmp_lt_u32 s{S_WAVE}, 4",
+          f"s_cmp_lt_u32 s{S_ROLE}, 4",
           f"s_cbranch_scc1 .Lleading{sfx}",
           "s_barrier",
           f".Lleading{sfx}:",
           f"s_mov_b32 s{S_KT}, 0"]
     return b
+
+
+def output_after_barrier(late: str):
+    """The tile start of the previous tile's leaders when early_key_tile0() staged key tile 0:
+    they led the previous tile and trail this one (S_ROLE), so their output math and stores
+    (O is still in its registers, the store offsets in the scores' registers) go out past the
+    tile start's barrier, while the new leaders (whose output went out in early_epilogue())
+    run the first scores and softmax, and before this wave's first scores (which overwrite
+    those registers) and its zeros of O and L (qk_first()). At priority 2: this wave's way
+    to its extra barrier is the longer one. Q came in early_key_tile0() (its wait for key
+    tile 0). The stores follow key tile 1's loads in the vmcnt order, as they did before the
+    barrier."""
+    started, unsigned = L("tile_started"), L("q_unsigned")
+    b = [f"s_branch {started}", f"{late}:"] + prefetch_tile_word()
+    b += [f"s_cmp_eq_u32 s{S_QSIGN}, 0", f"s_cbranch_scc1 {unsigned}"]
+    b += [f"v_xor_b32 v{V_Q + i}, s{S_QSIGN}, v{V_Q + i}" for i in range(8 * NQ)]
+    b += [f"{unsigned}:", f"s_mov_b32 s{S_EARLYQ}, 0", "s_waitcnt lgkmcnt(0)", "s_barrier"]
+    b += ["s_setprio 2"] + epilogue_stores()
+    return b + [f"{started}:"]
 
 
 # Staging roles of thread t = 64 w + l (w = 0..7), recomputed where needed (temporaries, not
@@ -935,11 +978,17 @@ def qk_mfmas(i: int):
     return out
 
 
-def qk_first():
+def qk_first(fill=None):
     """S^T of block 0 = K Q^T, before the loop (both wave groups). An MFMA reads SrcA/B at
-    issue, so operand registers can be refilled right after the MFMAs that use them went out."""
+    issue, so operand registers can be refilled right after the MFMAs that use them went out.
+    `fill`: at least 20 instructions that read no score, in place of the wait states before
+    the softmax may read them (fixed lengths: the new tile's zeros of O, L and m, off the
+    way to the tile start's barrier)."""
     b = k_reads(0, 0, 0) + k_reads(0, 0, 1) + ["s_setprio 1", f"s_waitcnt lgkmcnt({2 * NQ})"] + qk_mfmas(0)
     b += ["s_waitcnt lgkmcnt(0)"] + qk_mfmas(1) + ["s_setprio 0"]
+    if fill:
+        assert len(fill) >= 20
+        return b + fill
     return b + MFMA_READ_NOPS
 
 
@@ -1257,6 +1306,18 @@ def matrix_phase(r: int, scores: bool, preissued: bool = False):
     return b
 
 
+def loop_prio(lead: bool, matrix: bool) -> int:
+    """s_setprio of a key loop phase. A SIMD issues by priority, then by age (wave index):
+    matrix phases above vector phases, and at equal priority waves 0-3 first, which lead
+    every tile when the roles are fixed. With roles that swap per tile (S_ROLE, fixed-length
+    kernels) the leading wave of a SIMD is the younger one every other tile, so the role
+    takes the place of the age: leading matrix 3, trailing matrix 2, leading vector 1,
+    trailing vector 0."""
+    if not SWAP:
+        return 1 if matrix else 0
+    return (3 if matrix else 1) if lead else (2 if matrix else 0)
+
+
 def body_step(r: int, lead: bool, steady: bool):
     """Body b = S_KT (b % 4 = r) of the key loop for waves 0-3 (`lead`) or 4-7: the softmax of
     block b, the staging share, then the matrix phase (P V of block b, scores of block b + 1).
@@ -1294,7 +1355,7 @@ def body_step(r: int, lead: bool, steady: bool):
         b += ["// waves 0-3: barrier before the matrix phase"]
         b += first_v_reads(r) + ["s_waitcnt lgkmcnt(12)"] if early_reads else ["s_waitcnt lgkmcnt(0)"]
         b += ["s_barrier"]
-    b += ["s_setprio 1"]
+    b += [f"s_setprio {loop_prio(lead, True)}"]
     if steady:
         b += matrix_phase(r, True, preissued=early_reads)
     else:
@@ -1307,7 +1368,7 @@ def body_step(r: int, lead: bool, steady: bool):
               f"s_cbranch_scc0 {no_pv}"]
         b += matrix_phase(r, False)
         b += [f"{no_pv}:"]
-    b += ["s_setprio 0", f"s_add_u32 s{S_KT}, s{S_KT}, 1"]
+    b += [f"s_setprio {loop_prio(lead, False)}", f"s_add_u32 s{S_KT}, s{S_KT}, 1"]
     if not lead:
         b += ["// waves 4-7: barrier after the matrix phase"]
         if not steady:
@@ -1401,7 +1462,7 @@ def early_q_loads(left: int):
     b += [f"s_mul_i32 s{S_T0}, s{S_EB}, s{S_HEADS}", f"s_sub_u32 s{S_EH}, s{S_EBH}, s{S_T0}"]
     b += [f"s_mov_b64 s[{S_EQB}:{S_EQB + 1}], s[{S_Q}:{S_Q + 1}]"]
     b += mad64(S_EQB, S_QS, S_EB) + mad64(S_EQB, S_QS + 4, S_EH)
-    b += [f"s_lshl_b32 s{S_T0}, s{S_ETILE}, 8"] + row_offset(S_T1) + [
+    b += [f"s_lshl_b32 s{S_T0}, s{S_ETILE}, 8"] + row_offset(S_T1, next_tile=True) + [
         f"s_add_u32 s{S_T0}, s{S_T0}, s{S_T1}",
         f"v_add_u32 v{V_T}, s{S_T0}, v{V_J}",
         f"v_min_u32 v{V_T}, s{S_SEQM1}, v{V_T}",
@@ -1705,7 +1766,10 @@ def body():
     b += tile_setup()
     b += tile_start(0, "_first") + ["s_branch .Ltile_started"]
     b += [".Ltile:"] + tile_start(EPILOGUE_STORES, "") + [".Ltile_started:"]
-    b += [f"s_cmp_lt_u32 s{S_WAVE}, 4", "s_cbranch_scc0 .Lkey_loop_trail"]
+    b += [f"s_cmp_lt_u32 s{S_ROLE}, 4", "s_cbranch_scc0 .Lkey_loop_trail"]
+    # (the leading waves keep their vector priority past the loop: their epilogue is the longer
+    # way to the next tile's start; qk_first() drops it)
+    b += [] if VARLEN else [f"s_setprio {loop_prio(True, False)}"]
     b += key_loop(True) + ["s_branch .Lkey_loop_end"] + key_loop(False) + [".Lkey_loop_end:"]
 
     def unless_early(code, label):
@@ -1719,10 +1783,15 @@ def body():
     b += unless_early(MFMA_READ_NOPS + epilogue_values(), ".Lvalues_read")
     b += ["// the next tile's Q and key tile 0 loads go out before this tile's output math, which",
           "// covers their latency"]
-    b += next_tile_word(".Lnext_word", ".Lno_next_tile") + tile_setup()
+    b += next_tile_word(".Lnext_word", ".Lno_next_tile")
+    b += [] if not SWAP else ["// the roles swap (S_ROLE)", f"s_xor_b32 s{S_ROLE}, s{S_ROLE}, 4"]
+    b += tile_setup()
     b += [] if VARLEN else early_key_tile0()
     b += ["s_branch .Lnext_tile_loading", ".Lno_next_tile:", f"s_mov_b32 s{S_TW}, -1", ".Lnext_tile_loading:"]
-    b += unless_early(epilogue_stores(), ".Loutput_stored")
+    # (key tile 0 staged, bit 2: the output goes out in the tile start, output_after_barrier())
+    b += unless_early(epilogue_stores(), ".Loutput_stored") if not SWAP else \
+        [f"s_bitcmp1_b32 s{S_EARLYQ}, 2", "s_cbranch_scc1 .Loutput_stored"] + \
+        unless_early(epilogue_stores(), ".Loutput_stored")
     b += [f"s_cmp_lg_u32 s{S_TW}, -1", "s_cbranch_scc1 .Ltile"]
     b += [".Ldone:", "s_endpgm"]
     b += OUT_OF_LINE
