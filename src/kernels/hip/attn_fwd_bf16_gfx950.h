@@ -240,16 +240,16 @@ __device__ __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int ti
   // A first pass only asks whether the lane's 16 elements hold a non-finite one, in 2.5 VALU
   // ops a word instead of the zeroing pass's ~8 (non-finite V is rare): bit 15 of a half's
   // (x & 0x7F80) + 0x80 is set for an exponent of all ones (Inf, NaN) alone, and the halves
-  // cannot carry into each other. A block with keys past the sequence always takes the
-  // zeroing pass.
-  if (kb + 64 <= seqlen) {
-    uint32_t acc = 0;
+  // cannot carry into each other. A lane with a key past the sequence (its second, 32 keys
+  // on) always takes the zeroing pass.
+  uint32_t acc = 0;
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 2; ++i)
 #pragma unroll
-      for (int w = 0; w < 4; ++w) acc |= (st.x[i][w] & 0x7F807F80u) + 0x00800080u;
-    if ((acc & 0x80008000u) == 0u) return;
-  }
+    for (int w = 0; w < 4; ++w) acc |= (st.x[i][w] & 0x7F807F80u) + 0x00800080u;
+  // (a wave-wide decision: a per-lane branch saved EXEC in scalar registers the d 192/128
+  // kernel does not have to spare)
+  if (__builtin_amdgcn_ballot_w64((acc & 0x80008000u) != 0u || kb + (tid >> 4) + 32 >= seqlen) == 0) return;
   int bad_key = 0x7FFFFFFF;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
