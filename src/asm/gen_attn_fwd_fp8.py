@@ -128,7 +128,7 @@ BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with 
 OUT_ROW = 2 * D_V + 16
 OUT_BASE = BADV_BASE + 4 * WAVES
 OUT_WAVE = 32 * OUT_ROW
-LDS_BYTES = BADV_BASE + 4 * WAVES + (0 if VARLEN else WAVES * OUT_WAVE)
+LDS_BYTES = BADV_BASE + 4 * WAVES + WAVES * OUT_WAVE
 LEAN_BIAS = 56.25     # fp8_model.h kLeanBias (the centred code fit 56.1557, moved to unbiased row sums)
 BLOCK_LIFT = 8        # fp8_model.h kLeanBlockLift: a block's maximum is written as about 2^8, not 1
 RESCALE_THRESHOLD = 0.125
@@ -177,7 +177,7 @@ NEXT_SGPR = 102
 # tile's output (early_epilogue(), waves 4-7), bit 2 key tile 0 into LDS and key tile 1's
 # loads (early_key_tile0()); tile_start() clears it
 S_EBH, S_ETILE, S_EB, S_EH, S_EQB, S_EARLYQ, S_EHK = 0, 1, 2, 3, 4, 6, 7
-# the out base of (b, h) from epilogue_values() to epilogue_stores() (fixed lengths): the next
+# the out base of (b, h) from epilogue_values() to epilogue_stores(): the next
 # tile's Q base is no longer read once its loads went out (early_q_loads(), before the output)
 S_OUTB = S_EQB
 # 8 K rows in bytes (the step between a lane's K loads), in the high word of the K row stride,
@@ -1548,15 +1548,14 @@ def epilogue_values():
     ]
     if VARLEN:
         b += ["// (any lengths: a row that saw no key, L = 0, is zeros; its last key qrow + shift,",
-              "// negative for such rows, compared signed; rows past the sequence are not stored)",
+              "// negative for such rows, compared signed; rows past the sequence are not stored:",
+              "// V_OROW = qrow - the sequence's length, negative for the rows stored, since the next",
+              "// tile's setup replaces the length before the stores)",
               f"v_cmp_lt_f32 vcc, 0, v{V_LSUM}",
               "s_nop 1",
               f"v_cndmask_b32 v{t}, 0, v{t}, vcc",
               f"v_add_u32 v{t + 4}, s{S_SHIFT}, v{V_QROW}",
-              f"v_cmp_gt_i32 vcc, s{S_LQ}, v{V_QROW}",
-              f"v_mov_b32 v{V_OROW}, {0x7fffffff:#x}",
-              "s_nop 0",
-              f"v_cndmask_b32 v{V_OROW}, v{V_OROW}, v{V_QROW}, vcc",
+              f"v_subrev_u32 v{V_OROW}, s{S_LQ}, v{V_QROW}",
               f"v_cmp_gt_i32 vcc, s{S_BADV}, v{t + 4}"]
     else:
         b += ["// rows at or after the diagonal tile's first key with a NaN in V saw it: NaN output",
@@ -1586,10 +1585,7 @@ def epilogue_values():
     b += [f"s_lshl_b64 s[{S_X}:{S_X + 1}], s[{S_X}:{S_X + 1}], 1",
           f"s_add_u32 s{S_X}, s{S_X}, s{S_OUT}",
           f"s_addc_u32 s{S_X + 1}, s{S_X + 1}, s{S_OUT + 1}"]
-    b += [f"v_mul_lo_u32 v{t + 1}, v{V_QROW}, s{S_OS + 2}",
-          f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
-          f"v_lshl_add_u32 v{t + 1}, v{V_H}, 4, v{t + 1}"] if VARLEN else [
-          "// (the first of 4 whole rows per store: row 32 w' + l / 16, bytes 16 (l % 16))",
+    b += ["// (the first of 4 whole rows per store: row 32 w' + l / 16, bytes 16 (l % 16))",
           f"v_sub_u32 v{t + 1}, v{V_QROW}, v{V_J}",
           f"v_bfe_u32 v{t + 6}, v{V_TID}, 4, 2",
           f"v_add_u32 v{t + 1}, v{t + 1}, v{t + 6}",
@@ -1597,9 +1593,9 @@ def epilogue_values():
           f"v_lshlrev_b32 v{t + 1}, 1, v{t + 1}",
           f"v_and_b32 v{t + 6}, 15, v{V_TID}",
           f"v_lshl_add_u32 v{t + 1}, v{t + 6}, 4, v{t + 1}"]
-    # (fixed lengths: the out base of (b, h) stays in S_OUTB, the lane's offset in V_OUT_ADDR)
-    b += add64_lane(V_OUT_ADDR, S_X, t + 1) if VARLEN else \
-        [f"s_mov_b64 s[{S_OUTB}:{S_OUTB + 1}], s[{S_X}:{S_X + 1}]", f"v_mov_b32 v{V_OUT_ADDR}, v{t + 1}"]
+    # (the out base of (b, h), of the sequence's first row with any lengths, stays in S_OUTB, the
+    # lane's offset in V_OUT_ADDR)
+    b += [f"s_mov_b64 s[{S_OUTB}:{S_OUTB + 1}], s[{S_X}:{S_X + 1}]", f"v_mov_b32 v{V_OUT_ADDR}, v{t + 1}"]
     b += ["// LSE row of (b, h): lse + 4 ((b H + h) S + row)",
           f"s_mul_i32 s{S_T0}, s{S_B}, s{S_HEADS}",
           f"s_add_u32 s{S_T0}, s{S_T0}, s{S_H}",
@@ -1636,10 +1632,7 @@ def epilogue_stores():
     # pair i lands in A_O + i, never above the registers it reads (2i, 2i + 1)
     for i in range(32):
         b.append(f"v_cvt_pk_bf16_f32 v{A_O + i}, v{A_O + 2 * i}, v{A_O + 2 * i + 1}")
-    # (fixed lengths: every lane takes part in the rows' way through LDS; output_through_lds()
-    # masks each store)
-    b += [f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_OROW}",
-          f"s_and_saveexec_b64 s[{S_Y}:{S_Y + 1}], vcc"] if VARLEN else []
+    # (every lane takes part in the rows' way through LDS; output_through_lds() masks each store)
     # Registers 4g..4g+3 of block J hold dv 32J + 8g + 4h .. +3 as 2 dwords: the two lanes of a
     # row each hold 8 bytes of every 16. Lanes j and j + 32 swap (v_permlane32_swap, EXEC
     # ignored) the upper half's first 8 bytes of each 32 with the lower half's last 8, so that
@@ -1650,13 +1643,7 @@ def epilogue_stores():
         for p in range(2):
             base = A_O + 8 * J + 4 * p
             b += [f"v_permlane32_swap_b32 v{base}, v{base + 2}", f"v_permlane32_swap_b32 v{base + 1}, v{base + 3}"]
-    if VARLEN:
-        for J in range(4):
-            for p in range(2):
-                src = A_O + 8 * J + 4 * p
-                b.append(f"global_store_dwordx4 {vr(V_OUT_ADDR, 2)}, {vr(src, 4)}, off offset:{2 * (32 * J + 16 * p)}")
-    else:
-        b += output_through_lds()
+    b += output_through_lds()
     b += ["// the LSE, by the lanes of the first half; issued (no lane) without an LSE output too,",
           "// so that the stores' count in the vmcnt order is fixed (EPILOGUE_STORES)",
           f"v_cmp_eq_u32 vcc, 0, v{V_H}",
@@ -1671,12 +1658,13 @@ def epilogue_stores():
 
 
 def output_through_lds():
-    """Fixed-length kernels: the 16 contiguous bytes of each lane (row j, bytes 64 J + 32 p +
+    """The 16 contiguous bytes of each lane (row j, bytes 64 J + 32 p +
     16 h) go into the wave's rows in LDS and come back as whole rows, lane l taking bytes
     16 (l % 16) of row 4 k + l / 16 for store k: each store writes 4 rows of 256 bytes (8 lines
     on the L2 path) where a lane-per-row store wrote 16 bytes of 32 rows (32 lines): the
     vector memory path at a tile's end carries the next tile's loads too. Row k of a lane
-    is stored when it is below seqlen (the rows grow with k, so the mask only narrows)."""
+    is stored when it is below seqlen (the sequence's length with any lengths; the rows grow
+    with k, so the mask only narrows)."""
     t = V_T
     b = ["// the output through LDS: 4 whole rows per store (output_through_lds())",
          f"s_mul_i32 s{S_T0}, s{S_WAVE}, {OUT_WAVE}",
@@ -1699,17 +1687,18 @@ def output_through_lds():
     addr = [V_OUT_ADDR] + [V_S + 8 + k for k in range(7)]
     for k in range(1, 8):
         b += [f"v_add_u32 v{addr[k]}, s{S_T1}, v{addr[k - 1]}"]
+    # (the row of store 0, less the sequence's length with any lengths: stored when negative)
     b += [f"v_sub_u32 v{t + 2}, v{V_OROW}, v{V_J}",
           f"v_bfe_u32 v{t + 3}, v{V_TID}, 4, 2",
           f"v_add_u32 v{t + 2}, v{t + 2}, v{t + 3}"]
     for k in range(8):
-        b += [f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{t + 2}",
+        b += [f"v_cmp_gt_i32 vcc, {0 if VARLEN else f's{S_SEQ}'}, v{t + 2}",
               f"v_add_u32 v{t + 2}, 4, v{t + 2}",
               "s_mov_b64 exec, vcc",
               f"s_waitcnt lgkmcnt({7 - k})",
               f"global_store_dwordx4 v{addr[k]}, {vr(A_O + 32 + 4 * k, 4)}, s[{S_OUTB}:{S_OUTB + 1}]"]
     b += ["s_mov_b64 exec, -1",
-          f"v_cmp_gt_i32 vcc, s{S_SEQ}, v{V_OROW}",
+          f"v_cmp_gt_i32 vcc, {0 if VARLEN else f's{S_SEQ}'}, v{V_OROW}",
           "s_mov_b64 exec, vcc"]
     return b
 
