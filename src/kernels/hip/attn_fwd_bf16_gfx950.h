@@ -89,8 +89,9 @@ using lptr = __attribute__((address_space(3))) T*;
 
 // V first: an LDS instruction's offset field holds 16 bits, so a read whose buffer and row
 // offsets sum to less than 64 KiB needs no address add. The P·V phase reads V 32 times a block,
-// the scores K 16 (d 128) or 24 times: V's three buffers take the low 48 KiB (K behind them:
-// at d 128 its buffers from 64 KiB on need an add per read, V's did before).
+// the scores K 16 (d 128) or 24 times: V's three buffers take the low 48 KiB (K behind them,
+// its reads' address registers holding K's offset, see k_read; before that K's buffers from
+// 64 KiB on took an add per read, and V's before them).
 // Each wave's staging area for its output (store_rows_by_lines): half of its rows' bytes.
 inline constexpr int kOutStageBytes = kWaveRows * 128;
 template <int kDqk>
@@ -370,14 +371,20 @@ __device__ __forceinline__ f32x16 mfma_from_zero(bf16x8 a, bf16x8 b) {
   return d;
 }
 
+// LDS offset of the first K buffer (Lds: behind V's three).
+inline constexpr uint32_t kKOffset = 3 * kBlockBytes;
+static_assert(offsetof(Lds<128>, k) == kKOffset && offsetof(Lds<192>, k) == kKOffset);
 // The K read of score MFMA (step c, half sb).
 template <int kDqk>
 __device__ __forceinline__ u32x4 k_read(const Wave<kDqk>& w, lptr<uint8_t> kbuf, int c, int sb) {
   // Chunk 2c + h of row ql, swizzled: (2c + h) ^ x = 2c ^ (h ^ x), so step c flips bits 5-7
-  // (bits 5-6 in the 128-byte part, its step c - 8 = c & 7).
+  // (bits 5-6 in the 128-byte part, its step c - 8 = c & 7). w.kaddr and w.kaddr_hi also hold
+  // the first K buffer's LDS offset (kKOffset; kaddr_hi that of its 128-byte part), so that
+  // what is left, the buffer's place among the three and the half, fits the read's 16-bit
+  // offset field (with the K buffers from 64 KiB on in that field, each read took a v_or).
   const uint32_t at = c < Dims<kDqk>::kLoSteps ? (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes
-                                               : kBlockBytes + (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
-  return *reinterpret_cast<lptr<u32x4>>(kbuf + at);
+                                               : (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
+  return *reinterpret_cast<lptr<u32x4>>(kbuf - kKOffset + at);
 }
 // The first kPreReads score MFMAs' K reads (in their order: step 0 of both halves, then step
 // 1's), issued by the caller among the last P·V MFMAs (pv_scores). d 192/128: three (with two,
@@ -621,8 +628,12 @@ struct Bf16Kernel {
     // scale the compiler can see it splats into 16 VGPRs (a pair per v_pk_mul_f32 of a score
     // tile).
     asm volatile("" : "+v"(w.sc));
-    w.kaddr = w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
-    w.kaddr_hi = w.ql * kHiRowBytes + ((w.half ^ swz_hi(w.ql)) << 4);
+    // With the first K buffer's LDS offset (k_read); opaque, so that the compiler does not
+    // take the constant back out of the XORs.
+    w.kaddr = kKOffset + w.ql * kRowBytes + ((w.half ^ swz(w.ql)) << 4);
+    w.kaddr_hi = kKOffset + kBlockBytes + w.ql * kHiRowBytes + ((w.half ^ swz_hi(w.ql)) << 4);
+    asm volatile("" : "+v"(w.kaddr));
+    if constexpr (D::kHasHi) asm volatile("" : "+v"(w.kaddr_hi));
     // Transposing read, lane m of its 16-lane group: 4 columns (8 bytes) of key row m / 4 of
     // the quad, columns 16 gq + 4 (m % 4) of the 32-column block.
     const int m16 = w.lane & 15, gq = (w.lane >> 4) & 1;
