@@ -39,9 +39,9 @@ MFMAs meet the other's vector work. Matrix phases run at s_setprio 1. Per block:
      (in a sequence's first 64 rows with the unrounded 2^x instead of the rounded P: lse_row_sum());
      the next query tile's Q and key tile 0 loads go out between the epilogue's reads of
      L and m and its output math, so that the math and the stores cover their latency.
-     Fixed-length kernels pass a wave's output rows through LDS, so that each store writes
-     4 whole rows (output_through_lds()), and swap the wave groups' roles every tile
-     (S_ROLE): the waves that trailed a tile, whose output went out early, lead the next.
+     A wave's output rows pass through LDS, so that each store writes 4 whole rows
+     (output_through_lds()); fixed-length kernels also swap the wave groups' roles every
+     tile (S_ROLE): the waves that trailed a tile, whose output went out early, lead the next.
      Fixed-length kernels do more of this ahead of the epilogue: each wave loads the next
      tile's Q and key tile 0 once its own scores are done (early_q_loads(): waves 4-7 in
      body 4t + 1, waves 0-3 at the start of body 4t + 3), waves 4-7, whose rows end with
@@ -122,7 +122,7 @@ KBUF = TILE * KROW    # two K buffers at 0 and KBUF (every K read's offset fits 
 VT_BASE = 2 * KBUF
 VBUF = TILE * VROW    # two V buffers at VT_BASE and VT_BASE + VBUF
 BADV_BASE = VT_BASE + 2 * VBUF  # 8 dwords: wave w's smallest diagonal key with a NaN in V
-# Fixed-length kernels: a wave's output rows pass through LDS on their way out (epilogue_stores()),
+# A wave's output rows pass through LDS on their way out (epilogue_stores()),
 # 32 rows of 256 bytes per wave, each row padded by 16 bytes (its 16-byte chunks step through
 # the banks), so that every store instruction writes 4 whole rows
 OUT_ROW = 2 * D_V + 16
