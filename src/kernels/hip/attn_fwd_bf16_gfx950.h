@@ -102,6 +102,10 @@ struct Lds {
   // iteration (see attn_tile).
   uint8_t out[kWaves][kOutStageBytes];
   uint32_t bad_key;  // smallest key of the diagonal blocks with a non-finite V element
+  // d 128: V block 0 of a tile (Bf16Kernel::kSpareV0), apart from the three buffers, so that
+  // the next tile's can load during the last iteration, whatever buffer that reads. (d 192/128
+  // has no room left: 16 bytes, unused.)
+  alignas(16) uint8_t v0[kDqk == 128 ? kBlockBytes : 16];
 };
 
 // RNE to BF16 by the hardware conversion (v_cvt_pk_bf16_f32).
@@ -605,6 +609,9 @@ struct Bf16Kernel {
   static constexpr bool kPeelFirstTail = kDqk == 128;
   // The staged V blocks' loads as inline assembly, waited for explicitly (load_block).
   static constexpr bool kAsmStaged = kDqk != 128;
+  // V block 0 in its own LDS buffer (Lds::v0), loaded during the previous tile's last
+  // iteration when it is not staged.
+  static constexpr bool kSpareV0 = kDqk == 128;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -769,6 +776,15 @@ __device__ __forceinline__ void batch_tile_args(const Args& a) {
                "s"(a.seqlen), "s"(a.k), "s"(a.k_stride[0]), "s"(a.k_stride[1]), "s"(a.k_stride[2]), "s"(x),
                "s"(xs[0]), "s"(xs[1]), "s"(xs[2]), "s"(scale));
 }
+// start_tile_loads' with V's pointer and strides as well (spare_v0: V block 0 of the tile).
+template <class Args>
+__device__ __forceinline__ void batch_tile_args_v(const Args& a) {
+  asm volatile("" ::"s"(a.div_n_tiles.magic), "s"(a.div_n_tiles.shift), "s"(a.div_heads.magic),
+               "s"(a.div_heads.shift), "s"(a.div_group.magic), "s"(a.div_group.shift), "s"(a.heads),
+               "s"(a.seqlen), "s"(a.k), "s"(a.k_stride[0]), "s"(a.k_stride[1]), "s"(a.k_stride[2]), "s"(a.q),
+               "s"(a.q_stride[0]), "s"(a.q_stride[1]), "s"(a.q_stride[2]), "s"(a.v), "s"(a.v_stride[0]),
+               "s"(a.v_stride[1]), "s"(a.v_stride[2]));
+}
 // The epilogue's.
 template <class Args>
 __device__ __forceinline__ void batch_out_args(const Args& a) {
@@ -795,6 +811,14 @@ __device__ constexpr bool asm_staged() {
   else
     return false;
 }
+// Whether V block 0 has a buffer of its own, started in the previous tile (Bf16Kernel::kSpareV0).
+template <class K>
+__device__ constexpr bool spare_v0() {
+  if constexpr (K::kElemBytes == 2)
+    return K::kSpareV0;
+  else
+    return false;
+}
 // The tile's 32-row block that wave `wave` owns.
 template <class K>
 __device__ __forceinline__ int row_block(int wave) {
@@ -812,12 +836,18 @@ __device__ __forceinline__ int row_block(int wave) {
 template <class K, bool kQ = true, bool kK = true>
 __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint8_t> kbuf, uint32_t tile_word,
                                                  uint32_t n_tiles, int wave, int lane,
-                                                 const SeqGeom* known = nullptr) {
+                                                 const SeqGeom* known = nullptr, lptr<uint8_t> v0buf = nullptr,
+                                                 bool* v0_started = nullptr) {
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
   const auto& a = *ap;
   constexpr bool kAny = K::kAnyLengths;
-  if constexpr (!kAny) batch_tile_args<false>(a);
+  if constexpr (!kAny) {
+    if (v0_started)
+      batch_tile_args_v(a);
+    else
+      batch_tile_args<false>(a);
+  }
   const TileCoords tc = tile_coords(a, tile_word, n_tiles);
   const SeqGeom g = known ? *known : seq_geom<kAny>(a, tc.b);
   const int seqlen = g.lk;
@@ -842,6 +872,21 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
     int off = i * K::kKBlockBytes;
     asm volatile("" : "+s"(off));
     if (i < n) K::dma_k(kbuf + off, kbase, k_row, i * kKeyBlock, seqlen, wave, lane);
+  }
+  if constexpr (spare_v0<K>()) {
+    // V block 0 by LDS DMA unless it is staged (the tile's first keys on its diagonal: it
+    // goes through registers in the prologue) or the tile sees no key.
+    if (v0_started) {
+      const bool staged = kAny ? kKeyBlock - 1 > tile_q0 + g.shift : tile_q0 == 0;
+      *v0_started = n > 0 && !staged;
+      if (*v0_started) {
+        const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) +
+            (kAny ? g.bt * a.v_stride[0] + g.k_row * a.v_stride[1] + tc.hk * a.v_stride[2]
+                  : tc.b * a.v_stride[0] + tc.hk * a.v_stride[2]) *
+                K::kElemBytes;
+        K::dma_v(v0buf, vbase, static_cast<uint32_t>(a.v_stride[1] * K::kElemBytes), 0, seqlen, wave, lane);
+      }
+    }
   }
 }
 
@@ -913,7 +958,7 @@ __device__ __forceinline__ void wait_iteration_loads(bool past_q, bool k, bool v
 template <class K>
 __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QRegs& q, uint32_t tile_word,
                                           uint32_t next_word, bool prefetched, uint32_t n_tiles, int wave, int lane,
-                                          int tid) {
+                                          int tid, bool v0_ready, bool& v0_next) {
   // Read the arguments afresh for every tile (hoisted, they would hold scalar registers).
   KernargPtr ap = kernargs();
   asm volatile("" : "+s"(ap));
@@ -992,7 +1037,18 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     return (i % 3) * bytes;
   };
   const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, K::kKBlockBytes); };
-  const auto vbuf_of = [&](int i) { return vbuf + buf_offset(i, K::kVBlockBytes); };
+  // spare_v0: block 0 in its own buffer, the others in i % 3.
+  const lptr<uint8_t> v0buf = [&] {
+    if constexpr (spare_v0<K>())
+      return (lptr<uint8_t>)lds.v0;
+    else
+      return vbuf;
+  }();
+  const auto vbuf_of = [&](int i) {
+    if constexpr (spare_v0<K>())
+      if (i == 0) return v0buf;
+    return vbuf + buf_offset(i, K::kVBlockBytes);
+  };
   // Any lengths: the blocks past the first row's last key (keys past the sequence among them).
   const auto v_staged = [&](int i) {
     return kAny ? i * kKeyBlock + kKeyBlock - 1 > tile_q0 + sg.shift : i * kKeyBlock >= tile_q0;
@@ -1011,7 +1067,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   if (any_keys) {
     if (v_staged(0))
       K::load_v(vs, vbase, v_row, 0, seqlen, tid);
-    else
+    else if (!spare_v0<K>() || !v0_ready)  // (spare_v0: started by the previous tile)
       K::dma_v(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
   }
   K::wait_loads(false, false);
@@ -1075,7 +1131,12 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     const auto kbuf_at = [&](int c) {  // block j + c
       return kRot >= 0 ? kbuf + (kRot + c) % 3 * K::kKBlockBytes : kbuf_of(j + c);
     };
-    const auto vbuf_at = [&](int c) { return kRot >= 0 ? vbuf + (kRot + c) % 3 * K::kVBlockBytes : vbuf_of(j + c); };
+    // kRot 3: j = 0 with block 0 in the spare buffer (spare_v0), the others as kRot 0.
+    const auto vbuf_at = [&](int c) {
+      if constexpr (kRot == 3)
+        if (c == 0) return v0buf;
+      return kRot >= 0 ? vbuf + (kRot + c) % 3 * K::kVBlockBytes : vbuf_of(j + c);
+    };
     const bool load_v = kSteady || j + 2 < n, stage_v = !kSteady && load_v && v_staged(j + 2);
     const bool load_k = kSteady || j + 3 < n;
     // The loads of K_{j+3} and V_{j+2} (two blocks ahead) into the buffers of K_j and V_{j-1},
@@ -1135,12 +1196,27 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   using Rot2 = std::integral_constant<int, 2>;
   using RotAny = std::integral_constant<int, -1>;
   int j = 0;
-  if constexpr (K::kUnrollSteady)
-    for (; j + 3 <= n_steady; j += 3) {
-      iteration(Steady{}, Rot0{}, j);
-      iteration(Steady{}, Rot1{}, j + 1);
-      iteration(Steady{}, Rot2{}, j + 2);
+  if constexpr (K::kUnrollSteady) {
+    if constexpr (spare_v0<K>()) {
+      // Block 0 from the spare buffer: the first steady iteration of its own, then the
+      // unrolled ones from j = 1.
+      if (n_steady > 0) {
+        iteration(Steady{}, std::integral_constant<int, 3>{}, 0);
+        j = 1;
+      }
+      for (; j + 3 <= n_steady; j += 3) {
+        iteration(Steady{}, Rot1{}, j);
+        iteration(Steady{}, Rot2{}, j + 1);
+        iteration(Steady{}, Rot0{}, j + 2);
+      }
+    } else {
+      for (; j + 3 <= n_steady; j += 3) {
+        iteration(Steady{}, Rot0{}, j);
+        iteration(Steady{}, Rot1{}, j + 1);
+        iteration(Steady{}, Rot2{}, j + 2);
+      }
     }
+  }
   for (; j < n_steady; ++j) iteration(Steady{}, RotAny{}, j);
   // Early Q^T (BF16, early_q): once this wave's scores are done (the waves whose rows end
   // before the diagonal finish up to three iterations before the last), its rows of the next
@@ -1179,7 +1255,14 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // The next tile's first loads before this iteration's work: the trailing waves' then land
     // under their softmax too.
     // (Early Q^T: the K blocks only.)
-    if (next_word != kNoTileWord) start_tile_loads<K, !kEarlyQ, true>(q, kbuf, next_word, n_tiles, wave, lane);
+    // (spare_v0: and the next tile's V block 0, once every wave is past iteration 0, n >= 2.)
+    v0_next = false;
+    if (next_word != kNoTileWord) {
+      if (spare_v0<K>() && n >= 2)
+        start_tile_loads<K, !kEarlyQ, true>(q, kbuf, next_word, n_tiles, wave, lane, nullptr, v0buf, &v0_next);
+      else
+        start_tile_loads<K, !kEarlyQ, true>(q, kbuf, next_word, n_tiles, wave, lane);
+    }
     if (!lead && j < n_w) {
       __builtin_amdgcn_s_setprio(kPrioTrailSoftmax);
       K::softmax(w, j);
@@ -1285,6 +1368,7 @@ __device__ __forceinline__ void attn_fwd_pingpong(typename K::Lds& lds) {
   const uint32_t end = jt[3 + wg];
   typename K::QRegs q;
   bool prefetched = false;
+  bool v0_ready = false, v0_next = false;
   uint32_t word = 2 * begin;
   while (word < 2 * end) {
     const uint32_t t = jt[3 + grid + word];
@@ -1296,7 +1380,8 @@ __device__ __forceinline__ void attn_fwd_pingpong(typename K::Lds& lds) {
       if (next != kNoTileWord) break;
     }
     if (t != kNoTileWord) {
-      attn_tile<K>(lds, q, t, next, prefetched, n_tiles, wave, lane, tid);
+      attn_tile<K>(lds, q, t, next, prefetched, n_tiles, wave, lane, tid, v0_ready, v0_next);
+      v0_ready = v0_next;
       prefetched = next != kNoTileWord;
     }
   }
