@@ -239,6 +239,16 @@ __device__ __forceinline__ void store_block(lptr<uint8_t> buf, const Stage& st, 
     *reinterpret_cast<lptr<u32x4>>(buf + (r + 32 * i) * kRowBytes + ((c ^ swz(r)) << 4)) = st.x[i];
 }
 
+// The chunks of a block in LDS that store_block writes, back into registers. A block loaded by
+// LDS DMA (dma_block) puts in each thread's chunks exactly the bytes that its own loads
+// brought: once the thread's loads are complete it reads them without a barrier.
+__device__ __forceinline__ void read_block(Stage& st, lptr<uint8_t> buf, int tid) {
+  const int r = tid >> 4, c = tid & 15;
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+    st.x[i] = *reinterpret_cast<lptr<u32x4>>(buf + (r + 32 * i) * kRowBytes + ((c ^ swz(r)) << 4));
+}
+
 // V of a diagonal block: keys past the sequence become 0, and so do non-finite elements, whose
 // smallest key goes to the LDS slot (rows at or after it see it and become NaN).
 __device__ __forceinline__ void sanitize_v(Stage& st, int kb, int seqlen, int tid, lptr<uint32_t> bad_slot) {
@@ -874,11 +884,10 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
     if (i < n) K::dma_k(kbuf + off, kbase, k_row, i * kKeyBlock, seqlen, wave, lane);
   }
   if constexpr (spare_v0<K>()) {
-    // V block 0 by LDS DMA unless it is staged (the tile's first keys on its diagonal: it
-    // goes through registers in the prologue) or the tile sees no key.
+    // V block 0 by LDS DMA unless the tile sees no key (on the tile's diagonal, the prologue
+    // sanitizes it in LDS).
     if (v0_started) {
-      const bool staged = kAny ? kKeyBlock - 1 > tile_q0 + g.shift : tile_q0 == 0;
-      *v0_started = n > 0 && !staged;
+      *v0_started = n > 0;
       if (*v0_started) {
         const gptr<const uint8_t> vbase = global<const uint8_t>(a.v) +
             (kAny ? g.bt * a.v_stride[0] + g.k_row * a.v_stride[1] + tc.hk * a.v_stride[2]
@@ -1065,7 +1074,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // no key.)
   const bool any_keys = !kAny || n > 0;
   if (any_keys) {
-    if (v_staged(0))
+    if (v_staged(0) && !spare_v0<K>())
       K::load_v(vs, vbase, v_row, 0, seqlen, tid);
     else if (!spare_v0<K>() || !v0_ready)  // (spare_v0: started by the previous tile)
       K::dma_v(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
@@ -1083,6 +1092,9 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   }
   barrier();
   if (any_keys && v_staged(0)) {
+    // spare_v0: block 0 came by LDS DMA (this thread's chunks by its own loads, complete);
+    // sanitized in place, before barrier #0 and the first P·V.
+    if constexpr (spare_v0<K>()) read_block(vs, v0buf, tid);
     K::sanitize_v(vs, 0, seqlen, tid, bad_slot);
     K::store_v(vbuf_of(0), vs, tid);
   }
