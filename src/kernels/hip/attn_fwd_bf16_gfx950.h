@@ -44,7 +44,9 @@
 // #j+2 (matrix phase j + 2), and nobody touches their buffers in between. The staged V_{j+1}
 // is written before #j+1 and first read after it. (BF16: the last matrix phase, n - 1, ends
 // at the next tile's prologue barrier instead; the epilogue between stages the output in
-// each wave's own LDS area.)
+// each wave's own LDS area.) BF16 d 128 (spare_v0): V_0 has a fourth buffer of its own,
+// read only in matrix phase 0, so the next tile's V_0 loads during the last iteration (every
+// wave is then past #1); a diagonal V_0 is sanitized in place in the prologue.
 //
 // Numerics: base-2 online softmax with lazy rescaling: the reference maximum m of a row moves
 // only when a block's maximum exceeds it by more than 0.5 in base-2 units (log2 of the
