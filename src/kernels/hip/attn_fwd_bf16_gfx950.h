@@ -107,7 +107,9 @@ struct Lds {
   // d 128: V block 0 of a tile (Bf16Kernel::kSpareV0), apart from the three buffers, so that
   // the next tile's can load during the last iteration, whatever buffer that reads. (d 192/128
   // has no room left: 16 bytes, unused.)
-  alignas(16) uint8_t v0[kDqk == 128 ? kBlockBytes : 16];
+  // (256-byte aligned: its offset from V's first buffer is added to a read's lane address,
+  // whose XOR with the chunk bits 5-7 it must not carry into; see pv.)
+  alignas(256) uint8_t v0[kDqk == 128 ? kBlockBytes : 16];
 };
 
 // RNE to BF16 by the hardware conversion (v_cvt_pk_bf16_f32).
@@ -392,14 +394,18 @@ inline constexpr uint32_t kKOffset = 3 * kBlockBytes;
 static_assert(offsetof(Lds<128>, k) == kKOffset && offsetof(Lds<192>, k) == kKOffset);
 // The K read of score MFMA (step c, half sb).
 template <int kDqk>
-__device__ __forceinline__ u32x4 k_read(const Wave<kDqk>& w, lptr<uint8_t> kbuf, int c, int sb) {
+__device__ __forceinline__ u32x4 k_read(const Wave<kDqk>& w, lptr<uint8_t> kbuf, int c, int sb,
+                                        uint32_t kadd = 0) {
   // Chunk 2c + h of row ql, swizzled: (2c + h) ^ x = 2c ^ (h ^ x), so step c flips bits 5-7
   // (bits 5-6 in the 128-byte part, its step c - 8 = c & 7). w.kaddr and w.kaddr_hi also hold
   // the first K buffer's LDS offset (kKOffset; kaddr_hi that of its 128-byte part), so that
   // what is left, the buffer's place among the three and the half, fits the read's 16-bit
   // offset field (with the K buffers from 64 KiB on in that field, each read took a v_or).
-  const uint32_t at = c < Dims<kDqk>::kLoSteps ? (w.kaddr ^ (c << 5)) + sb * 32 * kRowBytes
-                                               : (w.kaddr_hi ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
+  // kadd: the buffer's offset from the first when it is not a constant (a multiple of 256
+  // bytes, so it commutes with the XOR of bits 5-7): one add a block for the lane's address
+  // instead of one a read.
+  const uint32_t at = c < Dims<kDqk>::kLoSteps ? ((w.kaddr + kadd) ^ (c << 5)) + sb * 32 * kRowBytes
+                                               : ((w.kaddr_hi + kadd) ^ ((c & 7) << 5)) + sb * 32 * kHiRowBytes;
   return *reinterpret_cast<lptr<u32x4>>(kbuf - kKOffset + at);
 }
 // The first kPreReads score MFMAs' K reads (in their order: step 0 of both halves, then step
@@ -413,14 +419,14 @@ inline constexpr int kPreReads = kDqk == 128 ? 2 : 3;
 // kPre: the first kPre reads given (pre), issued by the caller.
 template <int kDqk, int kPre = 0>
 __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> kbuf,
-                                       const u32x4* pre = nullptr) {
+                                       const u32x4* pre = nullptr, uint32_t kadd = 0) {
   using D = Dims<kDqk>;
   // The two 32-key halves' MFMAs alternate: two independent accumulation chains.
 #pragma unroll
   for (int c = 0; c < D::kSteps; ++c) {
 #pragma unroll
     for (int sb = 0; sb < 2; ++sb) {
-      const u32x4 k = 2 * c + sb < kPre ? pre[2 * c + sb] : k_read(w, kbuf, c, sb);
+      const u32x4 k = 2 * c + sb < kPre ? pre[2 * c + sb] : k_read(w, kbuf, c, sb, kadd);
       if (kDqk != 128 && c == 0)
         w.s[sb] = mfma_from_zero(__builtin_bit_cast(bf16x8, k), __builtin_bit_cast(bf16x8, q[c]));
       else
@@ -441,8 +447,11 @@ __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr
 // kTail: also the first kTail K reads of the scores of kbuf into pre, one after each of the last
 // MFMAs but the first (pv_scores).
 template <int kDqk, int kTail = 0>
+// vadd, kadd: the V and K buffers' offsets from vbuf and kbuf when they are not constants
+// (multiples of 256 bytes, see k_read).
 __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf = nullptr,
-                                   u32x4* pre = nullptr) {
+                                   u32x4* pre = nullptr, uint32_t vadd = 0, uint32_t kadd = 0) {
+  const uint32_t va = w.vaddr + vadd;
 #pragma unroll
   for (int sb = 0; sb < 2; ++sb)
 #pragma unroll
@@ -453,15 +462,15 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf, lptr<uint8
         // column block jd: chunk + 4 jd (byte bits 6-7).
         const int off = (32 * sb + 16 * t) * kRowBytes;
         const i16x4 lo = __builtin_amdgcn_ds_read_tr16_b64_v4i16(
-            reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6)) + off));
+            reinterpret_cast<lptr<i16x4>>(vbuf + (va ^ (jd << 6)) + off));
         const i16x4 hi = __builtin_amdgcn_ds_read_tr16_b64_v4i16(
-            reinterpret_cast<lptr<i16x4>>(vbuf + (w.vaddr ^ (jd << 6) ^ (1 << 5)) + off + 8 * kRowBytes));
+            reinterpret_cast<lptr<i16x4>>(vbuf + (va ^ (jd << 6) ^ (1 << 5)) + off + 8 * kRowBytes));
         const bf16x8 va = __builtin_bit_cast(bf16x8, __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7));
         w.o[jd] = __builtin_amdgcn_mfma_f32_32x32x16_bf16(va, __builtin_bit_cast(bf16x8, w.p[sb][t]), w.o[jd], 0, 0,
                                                           0);
       }
 #pragma unroll
-  for (int i = 0; i < kTail; ++i) pre[i] = k_read(w, kbuf, i / 2, i % 2);
+  for (int i = 0; i < kTail; ++i) pre[i] = k_read(w, kbuf, i / 2, i % 2, kadd);
   if constexpr (kTail > 0)
     sched_reads_ahead_tail<16, 2, kTail, kDqk == 128>();
   else
@@ -474,10 +483,10 @@ __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf, lptr<uint8
 // time on the waits before the two chains' first MFMAs (a per-pc count of the model's waits).
 template <int kDqk>
 __device__ __forceinline__ void pv_scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr<uint8_t> vbuf,
-                                          lptr<uint8_t> kbuf) {
+                                          lptr<uint8_t> kbuf, uint32_t vadd = 0, uint32_t kadd = 0) {
   u32x4 pre[kPreReads<kDqk>];
-  pv<kDqk, kPreReads<kDqk>>(w, vbuf, kbuf, pre);
-  scores<kDqk, kPreReads<kDqk>>(w, q, kbuf, pre);
+  pv<kDqk, kPreReads<kDqk>>(w, vbuf, kbuf, pre, vadd, kadd);
+  scores<kDqk, kPreReads<kDqk>>(w, q, kbuf, pre, kadd);
 }
 
 // Scores times the scale pair, rounded, in place (v_pk_mul_f32, two an instruction).
@@ -624,6 +633,9 @@ struct Bf16Kernel {
   // V block 0 in its own LDS buffer (Lds::v0), loaded during the previous tile's last
   // iteration when it is not staged.
   static constexpr bool kSpareV0 = kDqk == 128;
+  // The general iterations' (and the steady remainder's) buffer offsets added once to the
+  // reads' lane addresses (pv, k_read); d 128: no faster (S 2K 991.3 -> 990.9).
+  static constexpr bool kFoldOffsets = kDqk != 128;
   using D = Dims<kDqk>;
   using Lds = zyfa::kernels::Lds<kDqk>;
   using Wave = zyfa::kernels::Wave<kDqk>;
@@ -696,12 +708,16 @@ struct Bf16Kernel {
   __device__ static __forceinline__ void wait_loads_past_q(bool k, bool v) {
     wait_vmcnt_past_q<D::kSteps, D::kKLoads>(k, v);
   }
-  __device__ static __forceinline__ void scores(Wave& w, const QRegs& q, lptr<uint8_t> kbuf) {
-    zyfa::kernels::scores(w, q, kbuf);
+  // kadd, vadd: the buffer's offset from kbuf or vbuf when it is not a constant (attn_tile).
+  __device__ static __forceinline__ void scores(Wave& w, const QRegs& q, lptr<uint8_t> kbuf, uint32_t kadd = 0) {
+    zyfa::kernels::scores(w, q, kbuf, nullptr, kadd);
   }
-  __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf) { zyfa::kernels::pv(w, vbuf); }
-  __device__ static __forceinline__ void pv_scores(Wave& w, const QRegs& q, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf) {
-    zyfa::kernels::pv_scores(w, q, vbuf, kbuf);
+  __device__ static __forceinline__ void pv(Wave& w, lptr<uint8_t> vbuf, uint32_t vadd = 0) {
+    zyfa::kernels::pv(w, vbuf, nullptr, nullptr, vadd);
+  }
+  __device__ static __forceinline__ void pv_scores(Wave& w, const QRegs& q, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf,
+                                                   uint32_t vadd = 0, uint32_t kadd = 0) {
+    zyfa::kernels::pv_scores(w, q, vbuf, kbuf, vadd, kadd);
   }
   template <bool kMask = true>
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
@@ -828,6 +844,15 @@ template <class K>
 __device__ constexpr bool spare_v0() {
   if constexpr (K::kElemBytes == 2)
     return K::kSpareV0;
+  else
+    return false;
+}
+// Whether the iterations with computed buffer offsets hand them to the reads as an offset from
+// the first buffer (Bf16Kernel::kFoldOffsets).
+template <class K>
+__device__ constexpr bool fold_offsets() {
+  if constexpr (K::kElemBytes == 2)
+    return K::kFoldOffsets;
   else
     return false;
 }
@@ -1146,6 +1171,10 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       return kRot >= 0 ? kbuf + (kRot + c) % 3 * K::kKBlockBytes : kbuf_of(j + c);
     };
     // kRot 3: j = 0 with block 0 in the spare buffer (spare_v0), the others as kRot 0.
+    // Computed offsets (kRot < 0) go to the BF16 reads as an offset from the first buffer, added
+    // once to the lane's address (pv, k_read).
+    const auto voff = [&](int c) { return static_cast<uint32_t>(vbuf_of(j + c) - vbuf); };
+    const auto koff = [&](int c) { return static_cast<uint32_t>(kbuf_of(j + c) - kbuf); };
     const auto vbuf_at = [&](int c) {
       if constexpr (kRot == 3)
         if (c == 0) return v0buf;
@@ -1188,10 +1217,18 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // (issued ahead of the phase's LDS reads, they held them back).
     __builtin_amdgcn_s_setprio(kPrioMatrix);
     if constexpr (kSteady) {
-      K::pv_scores(w, q, vbuf_at(0), kbuf_at(1));
+      if constexpr (kRot < 0 && fold_offsets<K>())
+        K::pv_scores(w, q, vbuf, kbuf, voff(0), koff(1));
+      else
+        K::pv_scores(w, q, vbuf_at(0), kbuf_at(1));
     } else {
-      if (j < n_w) K::pv(w, vbuf_at(0));
-      if (!kTail && j + 1 < n_w) K::scores(w, q, kbuf_at(1));
+      if constexpr (kRot < 0 && fold_offsets<K>()) {
+        if (j < n_w) K::pv(w, vbuf, voff(0));
+        if (!kTail && j + 1 < n_w) K::scores(w, q, kbuf, koff(1));
+      } else {
+        if (j < n_w) K::pv(w, vbuf_at(0));
+        if (!kTail && j + 1 < n_w) K::scores(w, q, kbuf_at(1));
+      }
     }
     __builtin_amdgcn_s_setprio(0);
     if (!kSteady || lead) loads();
