@@ -44,7 +44,7 @@
 // #j+2 (matrix phase j + 2), and nobody touches their buffers in between. The staged V_{j+1}
 // is written before #j+1 and first read after it. (BF16: the last matrix phase, n - 1, ends
 // at the next tile's prologue barrier instead; the epilogue between stages the output in
-// each wave's own LDS area.) BF16 d 128 (spare_v0): V_0 has a fourth buffer of its own,
+// each wave's own LDS area.) BF16 d 128 (kSpareV0): V_0 has a fourth buffer of its own,
 // read only in matrix phase 0, so the next tile's V_0 loads during the last iteration (every
 // wave is then past #1); a diagonal V_0 is sanitized in place in the prologue.
 //
@@ -804,7 +804,7 @@ __device__ __forceinline__ void batch_tile_args(const Args& a) {
                "s"(a.seqlen), "s"(a.k), "s"(a.k_stride[0]), "s"(a.k_stride[1]), "s"(a.k_stride[2]), "s"(x),
                "s"(xs[0]), "s"(xs[1]), "s"(xs[2]), "s"(scale));
 }
-// start_tile_loads' with V's pointer and strides as well (spare_v0: V block 0 of the tile).
+// start_tile_loads' with V's pointer and strides as well (kSpareV0: V block 0 of the tile).
 template <class Args>
 __device__ __forceinline__ void batch_tile_args_v(const Args& a) {
   asm volatile("" ::"s"(a.div_n_tiles.magic), "s"(a.div_n_tiles.shift), "s"(a.div_heads.magic),
@@ -830,31 +830,6 @@ __device__ __forceinline__ void batch_out_args(const Args& a) {
 template <class K>
 __device__ constexpr bool early_q() {
   return K::kElemBytes == 2;
-}
-// Whether the staged V blocks' loads are inline assembly (Bf16Kernel::kAsmStaged).
-template <class K>
-__device__ constexpr bool asm_staged() {
-  if constexpr (K::kElemBytes == 2)
-    return K::kAsmStaged;
-  else
-    return false;
-}
-// Whether V block 0 has a buffer of its own, started in the previous tile (Bf16Kernel::kSpareV0).
-template <class K>
-__device__ constexpr bool spare_v0() {
-  if constexpr (K::kElemBytes == 2)
-    return K::kSpareV0;
-  else
-    return false;
-}
-// Whether the iterations with computed buffer offsets hand them to the reads as an offset from
-// the first buffer (Bf16Kernel::kFoldOffsets).
-template <class K>
-__device__ constexpr bool fold_offsets() {
-  if constexpr (K::kElemBytes == 2)
-    return K::kFoldOffsets;
-  else
-    return false;
 }
 // The tile's 32-row block that wave `wave` owns.
 template <class K>
@@ -910,7 +885,7 @@ __device__ __forceinline__ void start_tile_loads(typename K::QRegs& q, lptr<uint
     asm volatile("" : "+s"(off));
     if (i < n) K::dma_k(kbuf + off, kbase, k_row, i * kKeyBlock, seqlen, wave, lane);
   }
-  if constexpr (spare_v0<K>()) {
+  if constexpr (K::kSpareV0) {
     // V block 0 by LDS DMA unless the tile sees no key (on the tile's diagonal, the prologue
     // sanitizes it in LDS).
     if (v0_started) {
@@ -1073,15 +1048,15 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     return (i % 3) * bytes;
   };
   const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, K::kKBlockBytes); };
-  // spare_v0: block 0 in its own buffer, the others in i % 3.
+  // kSpareV0: block 0 in its own buffer, the others in i % 3.
   const lptr<uint8_t> v0buf = [&] {
-    if constexpr (spare_v0<K>())
+    if constexpr (K::kSpareV0)
       return (lptr<uint8_t>)lds.v0;
     else
       return vbuf;
   }();
   const auto vbuf_of = [&](int i) {
-    if constexpr (spare_v0<K>())
+    if constexpr (K::kSpareV0)
       if (i == 0) return v0buf;
     return vbuf + buf_offset(i, K::kVBlockBytes);
   };
@@ -1101,9 +1076,9 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // no key.)
   const bool any_keys = !kAny || n > 0;
   if (any_keys) {
-    if (v_staged(0) && !spare_v0<K>())
+    if (v_staged(0) && !K::kSpareV0)
       K::load_v(vs, vbase, v_row, 0, seqlen, tid);
-    else if (!spare_v0<K>() || !v0_ready)  // (spare_v0: started by the previous tile)
+    else if (!K::kSpareV0 || !v0_ready)  // (kSpareV0: started by the previous tile)
       K::dma_v(vbuf_of(0), vbase, v_row, 0, seqlen, wave, lane);
   }
   K::wait_loads(false, false);
@@ -1121,7 +1096,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   if (any_keys && v_staged(0)) {
     // spare_v0: block 0 came by LDS DMA (this thread's chunks by its own loads, complete);
     // sanitized in place, before barrier #0 and the first P·V.
-    if constexpr (spare_v0<K>()) read_block(vs, v0buf, tid);
+    if constexpr (K::kSpareV0) read_block(vs, v0buf, tid);
     K::sanitize_v(vs, 0, seqlen, tid, bad_slot);
     K::store_v(vbuf_of(0), vs, tid);
   }
@@ -1192,7 +1167,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
         // BF16 d 192/128: the staged loads are inline assembly, waited for here. Issued after
         // them: the previous iteration's K block (j >= 1, j + 2 < n), the next tile's Q^T
         // (j == q_at).
-        if constexpr (asm_staged<K>()) K::wait_staged(j >= 1 && j + 2 < n, j == q_at);
+        if constexpr (K::kAsmStaged) K::wait_staged(j >= 1 && j + 2 < n, j == q_at);
         K::sanitize_v(vs, (j + 1) * kKeyBlock, seqlen, tid, bad_slot);
         K::store_v(vbuf_at(1), vs, tid);
       }
@@ -1217,12 +1192,12 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // (issued ahead of the phase's LDS reads, they held them back).
     __builtin_amdgcn_s_setprio(kPrioMatrix);
     if constexpr (kSteady) {
-      if constexpr (kRot < 0 && fold_offsets<K>())
+      if constexpr (kRot < 0 && K::kFoldOffsets)
         K::pv_scores(w, q, vbuf, kbuf, voff(0), koff(1));
       else
         K::pv_scores(w, q, vbuf_at(0), kbuf_at(1));
     } else {
-      if constexpr (kRot < 0 && fold_offsets<K>()) {
+      if constexpr (kRot < 0 && K::kFoldOffsets) {
         if (j < n_w) K::pv(w, vbuf, voff(0));
         if (!kTail && j + 1 < n_w) K::scores(w, q, kbuf, koff(1));
       } else {
@@ -1248,7 +1223,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   using RotAny = std::integral_constant<int, -1>;
   int j = 0;
   if constexpr (K::kUnrollSteady) {
-    if constexpr (spare_v0<K>()) {
+    if constexpr (K::kSpareV0) {
       // Block 0 from the spare buffer: the first steady iteration of its own, then the
       // unrolled ones from j = 1.
       if (n_steady > 0) {
@@ -1306,10 +1281,10 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // The next tile's first loads before this iteration's work: the trailing waves' then land
     // under their softmax too.
     // (Early Q^T: the K blocks only.)
-    // (spare_v0: and the next tile's V block 0, once every wave is past iteration 0, n >= 2.)
+    // (kSpareV0: and the next tile's V block 0, once every wave is past iteration 0, n >= 2.)
     v0_next = false;
     if (next_word != kNoTileWord) {
-      if (spare_v0<K>() && n >= 2)
+      if (K::kSpareV0 && n >= 2)
         start_tile_loads<K, !kEarlyQ, true>(q, kbuf, next_word, n_tiles, wave, lane, nullptr, v0buf, &v0_next);
       else
         start_tile_loads<K, !kEarlyQ, true>(q, kbuf, next_word, n_tiles, wave, lane);

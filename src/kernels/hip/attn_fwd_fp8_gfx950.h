@@ -102,6 +102,8 @@ struct Fp8Kernel {
   static_assert(kDqk == 128 || kDqk == 192, "d_qk 128 or 192");
   static constexpr bool kAnyLengths = kAny;
   static constexpr bool kUnrollSteady = true;
+  // Options of the BF16 kernel's (Bf16Kernel) that attn_tile reads: off here.
+  static constexpr bool kAsmStaged = false, kSpareV0 = false, kFoldOffsets = false;
   static constexpr int kSteps = kDqk / 64;  // score MFMAs of 64 d per 32-key half
   static constexpr int kKLoads = kDqk > 128 ? 3 : 1;  // LDS-DMA loads of a K block per wave
   using Lds = Fp8Lds<kDqk>;
