@@ -445,10 +445,9 @@ __device__ __forceinline__ void scores(Wave<kDqk>& w, const QRegs<kDqk>& q, lptr
 // 8t .. 8t + 7 as its slots: keys 16t + 4h + 0..3 and 16t + 8 + 4h + 0..3, the two quads that
 // the two transposing reads deliver.
 // kTail: also the first kTail K reads of the scores of kbuf into pre, one after each of the last
-// MFMAs but the first (pv_scores).
+// MFMAs but the first (pv_scores). vadd, kadd: the V and K buffers' offsets from vbuf and kbuf
+// when they are not constants (multiples of 256 bytes, see k_read).
 template <int kDqk, int kTail = 0>
-// vadd, kadd: the V and K buffers' offsets from vbuf and kbuf when they are not constants
-// (multiples of 256 bytes, see k_read).
 __device__ __forceinline__ void pv(Wave<kDqk>& w, lptr<uint8_t> vbuf, lptr<uint8_t> kbuf = nullptr,
                                    u32x4* pre = nullptr, uint32_t vadd = 0, uint32_t kadd = 0) {
   const uint32_t va = w.vaddr + vadd;
@@ -630,8 +629,8 @@ struct Bf16Kernel {
   static constexpr bool kPeelFirstTail = kDqk == 128;
   // The staged V blocks' loads as inline assembly, waited for explicitly (load_block).
   static constexpr bool kAsmStaged = kDqk != 128;
-  // V block 0 in its own LDS buffer (Lds::v0), loaded during the previous tile's last
-  // iteration when it is not staged.
+  // V block 0 in its own LDS buffer (Lds::v0), loaded by LDS DMA during the previous tile's
+  // last iteration (on the diagonal too: the prologue sanitizes it in place).
   static constexpr bool kSpareV0 = kDqk == 128;
   // The general iterations' (and the steady remainder's) buffer offsets added once to the
   // reads' lane addresses (pv, k_read); d 128: no faster (S 2K 991.3 -> 990.9).
@@ -964,8 +963,10 @@ __device__ __forceinline__ void wait_iteration_loads(bool past_q, bool k, bool v
 
 // One query tile. next_word: the tile that follows (kNoTileWord: none), whose first loads
 // the last iteration starts; prefetched: this tile's were started so (into q, which passes
-// from tile to tile). K names the element type's parts (Bf16Kernel below, Fp8Kernel in
-// attn_fwd_fp8_gfx950.h): its wave state, Q^T, LDS, staging, loads, MFMA phases and P.
+// from tile to tile). v0_ready: this tile's V block 0 was started so too (K::kSpareV0);
+// v0_next: set when the last iteration starts the next tile's. K names the element type's
+// parts (Bf16Kernel below, Fp8Kernel in attn_fwd_fp8_gfx950.h): its wave state, Q^T, LDS,
+// staging, loads, MFMA phases and P.
 template <class K>
 __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QRegs& q, uint32_t tile_word,
                                           uint32_t next_word, bool prefetched, uint32_t n_tiles, int wave, int lane,
@@ -1094,7 +1095,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   }
   barrier();
   if (any_keys && v_staged(0)) {
-    // spare_v0: block 0 came by LDS DMA (this thread's chunks by its own loads, complete);
+    // kSpareV0: block 0 came by LDS DMA (this thread's chunks by its own loads, complete);
     // sanitized in place, before barrier #0 and the first P·V.
     if constexpr (K::kSpareV0) read_block(vs, v0buf, tid);
     K::sanitize_v(vs, 0, seqlen, tid, bad_slot);
@@ -1145,7 +1146,7 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     const auto kbuf_at = [&](int c) {  // block j + c
       return kRot >= 0 ? kbuf + (kRot + c) % 3 * K::kKBlockBytes : kbuf_of(j + c);
     };
-    // kRot 3: j = 0 with block 0 in the spare buffer (spare_v0), the others as kRot 0.
+    // kRot 3: j = 0 with block 0 in the spare buffer (kSpareV0), the others as kRot 0.
     // Computed offsets (kRot < 0) go to the BF16 reads as an offset from the first buffer, added
     // once to the lane's address (pv, k_read).
     const auto voff = [&](int c) { return static_cast<uint32_t>(vbuf_of(j + c) - vbuf); };
