@@ -396,9 +396,15 @@ std::string model_note(const emu::timing::Prediction& p) {
   const double cu = double(p.cycles) * std::max(p.cus_simulated, 1), simd = 4 * cu;
   const double wave = std::max(1.0, double(p.stats.wave_cycles));
   namespace t = emu::timing;
-  return fmt::format("predicted mi355x ({} cycles, sustained clock {} GHz), {} of {} CUs simulated: matrix pipe {:.1f}%, VALU {:.1f}%, LDS {:.1f}%, "
+  // With several CUs simulated, the slowest (the kernel's time) and how much faster the
+  // fastest one was: the work of the CUs differs where the job table dealt them different tiles.
+  const std::string spread =
+      p.cus_simulated > 1 ? fmt::format(" (slowest CU {}; the fastest {:.1f}% fewer cycles)", p.slowest_cu,
+                                        100.0 * (1.0 - double(p.fastest_cu_cycles) / double(std::max<uint64_t>(p.cycles, 1))))
+                          : std::string();
+  return fmt::format("predicted mi355x ({} cycles, sustained clock {} GHz), {} of {} CUs simulated{}: matrix pipe {:.1f}%, VALU {:.1f}%, LDS {:.1f}%, "
                      "HBM share {:.1f}%; waves waiting: lgkmcnt {:.1f}%, vmcnt {:.1f}%, barrier {:.1f}%",
-                     p.cycles, t::kSustainedClockGhz, p.cus_simulated, p.cus_busy, 100.0 * double(p.stats.matrix_busy) / simd,
+                     p.cycles, t::kSustainedClockGhz, p.cus_simulated, p.cus_busy, spread, 100.0 * double(p.stats.matrix_busy) / simd,
                      100.0 * double(p.stats.valu_busy) / simd, 100.0 * double(p.stats.lds_busy) / cu,
                      100.0 * p.stats.hbm_bytes / t::hbm_bytes_per_clk_per_cu(p.cus_busy) / cu,
                      100.0 * double(p.stats.stall[t::kStallWaitLgkm]) / wave,

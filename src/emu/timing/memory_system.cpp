@@ -16,20 +16,23 @@ uint64_t share_block(uint64_t origin, uint64_t line) { return origin + ((line - 
 
 }  // namespace
 
+std::vector<uint64_t> vmem_line_set(const WorkgroupTrace& t) {
+  std::vector<uint64_t> lines;
+  for_each_vmem_lines(t, [&](uint64_t, uint64_t, const uint64_t* l, size_t n) { lines.insert(lines.end(), l, l + n); });
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  return lines;
+}
+
 HbmShare estimate_hbm_share(const WorkgroupTrace& mine, const std::vector<CoResidentSample>& samples) {
   HbmShare share;
   // The estimated readers of each line besides `mine` (each sample counted once per line).
   std::unordered_map<uint64_t, double> readers;
   for (const CoResidentSample& set : samples) {
-    if (set.traces.empty()) continue;
-    const double weight = set.others / double(set.traces.size());
-    for (const WorkgroupTrace* s : set.traces) {
-      std::unordered_set<uint64_t> seen;
-      for_each_vmem_lines(*s, [&](uint64_t, uint64_t, const uint64_t* l, size_t n) {
-        for (size_t i = 0; i < n; ++i)
-          if (seen.insert(l[i]).second) readers[l[i]] += weight;
-      });
-    }
+    if (set.lines.empty()) continue;
+    const double weight = set.others / double(set.lines.size());
+    for (const std::vector<uint64_t>* s : set.lines)
+      for (uint64_t l : *s) readers[l] += weight;
   }
   if (readers.empty()) return share;
   std::map<uint64_t, std::pair<double, double>> sum;  // block -> (sum of 1/(s+1), lines)

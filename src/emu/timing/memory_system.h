@@ -36,15 +36,16 @@ void for_each_vmem_lines(const WorkgroupTrace& t, Fn&& fn) {
   }
 }
 
+// The distinct lines a workgroup's vector memory instructions touched (sorted), which is all
+// the sharing estimate needs of a sampled workgroup: its trace need not be kept.
+std::vector<uint64_t> vmem_line_set(const WorkgroupTrace& t);
+
 // Workgroups sampled from those running at the same time as one, standing for `others` of
 // them: a line that c of the samples read is read by about c * others / samples.
 struct CoResidentSample {
-  std::vector<const WorkgroupTrace*> traces;
+  std::vector<const std::vector<uint64_t>*> lines;  // vmem_line_set of each sample
   double others = 0;
 };
-
-// The share of each buffer for the workgroup `mine`, from samples of the co-resident
-// workgroups of its own XCD and of the other XCDs.
 HbmShare estimate_hbm_share(const WorkgroupTrace& mine, const std::vector<CoResidentSample>& samples);
 
 struct VmemAccess {

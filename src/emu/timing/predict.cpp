@@ -1,6 +1,7 @@
 #include "emu/timing/predict.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -44,34 +45,38 @@ Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& 
     for (int c = 0; c < kCus; ++c)
       if (!per_cu[c].empty()) chosen.push_back(c);
   } else {
-    for (int i = 0; i < m.cus; ++i) {
-      // Spread over XCDs and CU positions; CU 0 first.
-      const int pick = int((int64_t(i) * p.cus_busy) / m.cus);
-      int seen = -1;
-      for (int c = 0; c < kCus; ++c)
-        if (!per_cu[c].empty() && ++seen == pick) { chosen.push_back(c); break; }
+    // Spread over the dispatch order (the CU of workgroup 0, 1, 2, ...), CU 0 first: the CUs
+    // of one XCD take every 8th workgroup, so N = 32 is XCD 0's CUs, every position of its
+    // round robin. (Spread over CU numbers instead, N = 32 took one position of each XCD's
+    // round robin, where the job tables put the same kind of work.)
+    std::vector<int> order;
+    for (uint64_t id = 0; id < n && order.size() < size_t(p.cus_busy); ++id) {
+      const int c = cu_of_workgroup(id);
+      if (per_cu[size_t(c)][0] == id) order.push_back(c);
     }
+    for (int i = 0; i < m.cus; ++i) chosen.push_back(order[size_t((int64_t(i) * p.cus_busy) / m.cus)]);
   }
 
   // Sharing of lines with the workgroups running at the same time as CU c's first ones: the
-  // first workgroup of `sharing_samples` other CUs of its XCD, spread over the XCD, and of as
-  // many CUs at the same place of other XCDs (memory_system.h, HbmShare).
+  // first workgroup of every other CU of its XCD (all of them: which CUs of an XCD read the
+  // same lines depends on where the job table put their work, so a few samples could miss
+  // them all or find them all), and of `sharing_samples` CUs at the same place of other XCDs
+  // (memory_system.h, HbmShare).
   const auto resident = [&](int c) { return std::min<double>(double(per_cu[size_t(c)].size()), p.resident_per_cu); };
   const auto sample_cus = [&](int c, bool same_xcd) {
     std::vector<int> cus;
-    const int xcd = c / kCusPerXcd, local = c % kCusPerXcd, n = std::max(m.sharing_samples, 1);
+    if (m.sharing_samples <= 0) return cus;
+    const int xcd = c / kCusPerXcd, local = c % kCusPerXcd;
+    if (same_xcd) {
+      for (int o = xcd * kCusPerXcd; o < (xcd + 1) * kCusPerXcd; ++o)
+        if (o != c && !per_cu[size_t(o)].empty()) cus.push_back(o);
+      return cus;
+    }
     for (int j = 0; j < m.sharing_samples; ++j) {
-      const int o = same_xcd ? xcd * kCusPerXcd + (local + 1 + j * (kCusPerXcd - 1) / n) % kCusPerXcd
-                             : ((xcd + 1 + j * (kXcds - 1) / n) % kXcds) * kCusPerXcd + local;
+      const int o = ((xcd + 1 + j * (kXcds - 1) / m.sharing_samples) % kXcds) * kCusPerXcd + local;
       if (o != c && !per_cu[size_t(o)].empty()) cus.push_back(o);
     }
     return cus;
-  };
-  const auto sample_ids = [&](int c) {
-    std::vector<uint64_t> ids;
-    for (bool same : {true, false})
-      for (int o : sample_cus(c, same)) ids.push_back(per_cu[size_t(o)][0]);
-    return ids;
   };
   const auto others = [&](int c, bool same_xcd) {
     double n = same_xcd ? resident(c) - 1 : 0;
@@ -80,50 +85,72 @@ Prediction predict(const Geometry& g, const Runner& run, const DispatchOptions& 
     return n;
   };
 
-  // Emulate the chosen CUs' workgroups (and their samples) in batches (all host threads
-  // busy, bounded memory).
-  size_t at = 0;
-  while (at < chosen.size()) {
+  // Emulates `ids` in batches (all host threads busy, bounded memory), handing each batch's
+  // traces to `use` before the next batch runs.
+  const auto emulate = [&](const std::vector<uint64_t>& ids, size_t batch_size,
+                           const std::function<void(const std::map<uint64_t, const WorkgroupTrace*>&)>& use) {
+    for (size_t at = 0; at < ids.size(); at += batch_size) {
+      DispatchOptions opt = base;
+      std::vector<WorkgroupTrace> traces;
+      opt.timing = &traces;
+      opt.only_workgroups.assign(ids.begin() + long(at), ids.begin() + long(std::min(ids.size(), at + batch_size)));
+      const DispatchResult r = run(opt);
+      p.emulated_seconds += r.stats.seconds;
+      if (!r.ok) {
+        p.error = r.error.empty() ? "the dispatch failed" : r.error;
+        return false;
+      }
+      std::map<uint64_t, const WorkgroupTrace*> by_id;
+      for (const WorkgroupTrace& t : traces) by_id[t.linear_id] = &t;
+      for (uint64_t id : opt.only_workgroups)
+        if (!by_id.count(id)) {
+          p.error = fmt::format("internal: no trace of workgroup {}", id);
+          return false;
+        }
+      use(by_id);
+    }
+    return true;
+  };
+
+  // First the samples, kept as line sets only (the same samples serve every CU of an XCD).
+  std::set<uint64_t> sample_set;
+  for (int c : chosen)
+    for (bool same : {true, false})
+      for (int o : sample_cus(c, same)) sample_set.insert(per_cu[size_t(o)][0]);
+  std::map<uint64_t, std::vector<uint64_t>> sample_lines;
+  if (!emulate(std::vector<uint64_t>(sample_set.begin(), sample_set.end()), 16,
+               [&](const std::map<uint64_t, const WorkgroupTrace*>& by_id) {
+                 for (const auto& [id, t] : by_id) sample_lines[id] = vmem_line_set(*t);
+               }))
+    return p;
+
+  // Then each chosen CU's own workgroups, replayed by the CU model.
+  for (size_t at = 0; at < chosen.size();) {
     std::vector<int> batch;
-    DispatchOptions opt = base;
-    opt.only_workgroups.clear();
-    std::vector<WorkgroupTrace> traces;
-    opt.timing = &traces;
-    std::set<uint64_t> ids;
+    std::vector<uint64_t> ids;
     while (at < chosen.size() && (batch.empty() || ids.size() < 16)) {
       batch.push_back(chosen[at]);
-      for (uint64_t id : per_cu[size_t(chosen[at])]) ids.insert(id);
-      for (uint64_t id : sample_ids(chosen[at])) ids.insert(id);
+      ids.insert(ids.end(), per_cu[size_t(chosen[at])].begin(), per_cu[size_t(chosen[at])].end());
       ++at;
     }
-    opt.only_workgroups.assign(ids.begin(), ids.end());
-    const DispatchResult r = run(opt);
-    p.emulated_seconds += r.stats.seconds;
-    if (!r.ok) {
-      p.error = r.error.empty() ? "the dispatch failed" : r.error;
-      return p;
-    }
-    std::map<uint64_t, const WorkgroupTrace*> by_id;
-    for (const WorkgroupTrace& t : traces) by_id[t.linear_id] = &t;
-    for (int c : batch) {
-      std::vector<const WorkgroupTrace*> order;
-      for (uint64_t id : per_cu[size_t(c)]) {
-        auto it = by_id.find(id);
-        if (it == by_id.end()) {
-          p.error = fmt::format("internal: no trace of workgroup {}", id);
-          return p;
+    const bool ok = emulate(ids, ids.size(), [&](const std::map<uint64_t, const WorkgroupTrace*>& by_id) {
+      for (int c : batch) {
+        std::vector<const WorkgroupTrace*> order;
+        for (uint64_t id : per_cu[size_t(c)]) order.push_back(by_id.at(id));
+        std::vector<CoResidentSample> samples(2);
+        for (int s = 0; s < 2; ++s) {
+          for (int o : sample_cus(c, s == 0)) samples[size_t(s)].lines.push_back(&sample_lines.at(per_cu[size_t(o)][0]));
+          samples[size_t(s)].others = others(c, s == 0);
         }
-        order.push_back(it->second);
+        const HbmShare share = estimate_hbm_share(*order[0], samples);
+        const CuStats cu = simulate_cu(*g.object, *k, lds, order, nullptr, {&share, hbm_bytes_per_clk_per_cu(p.cus_busy)});
+        if (p.slowest_cu < 0 || cu.cycles > p.stats.cycles) p.slowest_cu = c;
+        if (p.cus_simulated == 0 || cu.cycles < p.fastest_cu_cycles) p.fastest_cu_cycles = cu.cycles;
+        p.stats.add(cu);
+        ++p.cus_simulated;
       }
-      std::vector<CoResidentSample> samples(2);
-      for (int s = 0; s < 2; ++s) {
-        for (int o : sample_cus(c, s == 0)) samples[size_t(s)].traces.push_back(by_id.at(per_cu[size_t(o)][0]));
-        samples[size_t(s)].others = others(c, s == 0);
-      }
-      const HbmShare share = estimate_hbm_share(*order[0], samples);
-      p.stats.add(simulate_cu(*g.object, *k, lds, order, nullptr, {&share, hbm_bytes_per_clk_per_cu(p.cus_busy)}));
-      ++p.cus_simulated;
-    }
+    });
+    if (!ok) return p;
   }
   p.cycles = p.stats.cycles;
   p.kernel_us = double(p.cycles) / (kSustainedClockGhz * 1e3) + kLaunchOverheadUs;
@@ -145,11 +172,13 @@ std::string Prediction::json() const {
   return fmt::format(
       "{{\"model\": \"mi355x\", \"kernel_us\": {:.3f}{}, \"clock_ghz\": {}, \"kernel_us_at_peak_clock\": {:.3f}, "
       "\"peak_clock_ghz\": {}, \"cycles\": {}, \"workgroups\": {}, "
-      "\"cus_busy\": {}, \"cus_simulated\": {}, \"resident_workgroups_per_cu\": {}, \"matrix_busy_pct\": {:.1f}, "
+      "\"cus_busy\": {}, \"cus_simulated\": {}, \"slowest_cu\": {}, \"fastest_cu_cycles\": {}, "
+      "\"resident_workgroups_per_cu\": {}, \"matrix_busy_pct\": {:.1f}, "
       "\"valu_busy_pct\": {:.1f}, \"lds_busy_pct\": {:.1f}, \"vmem_busy_pct\": {:.1f}, \"hbm_busy_pct\": {:.1f}, "
       "\"l2_own_hit_pct\": {:.1f}, \"instructions\": {}, "
       "\"stall_pct_of_wave_time\": {{{}}}, \"emulated_s\": {:.2f}}}",
-      kernel_us, tf, kSustainedClockGhz, kernel_us_peak, kPeakClockGhz, cycles, workgroups, cus_busy, cus_simulated, resident_per_cu,
+      kernel_us, tf, kSustainedClockGhz, kernel_us_peak, kPeakClockGhz, cycles, workgroups, cus_busy, cus_simulated,
+      slowest_cu, fastest_cu_cycles, resident_per_cu,
       100.0 * double(stats.matrix_busy) / simd_cycles, 100.0 * double(stats.valu_busy) / simd_cycles,
       100.0 * double(stats.lds_busy) / cu_cycles, 100.0 * double(stats.vmem_busy) / cu_cycles,
       100.0 * stats.hbm_bytes / hbm_bytes_per_clk_per_cu(cus_busy) / cu_cycles,

@@ -23,12 +23,13 @@ struct Geometry {
 
 struct ModelOptions {
   // CUs simulated in full: 0 = every CU that gets a workgroup; N > 0 = N CUs spread evenly
-  // over the round robin, CU 0 (the first and fullest) always among them.
+  // over the dispatch order, CU 0 (the first and fullest) always among them; 32 = every CU
+  // of XCD 0, each position of an XCD's round robin once.
   int cus = 0;
   double flops = 0;  // if > 0, "tflops" is added to the JSON
-  // Workgroups of other CUs of the same XCD, and as many of other XCDs, emulated per simulated
-  // CU to estimate which of its lines they read too (memory_system.h, HbmShare); 0: every
-  // missing line from HBM.
+  // Workgroups emulated per simulated CU to estimate which of its lines others read too
+  // (memory_system.h, HbmShare): the first of every other CU of its XCD, and of this many
+  // CUs at its place in other XCDs; 0: no samples, every missing line from HBM.
   int sharing_samples = 3;
 };
 
@@ -44,6 +45,8 @@ struct Prediction {
   double emulated_seconds = 0;
   double flops = 0;
   CuStats stats;  // summed over the CUs simulated (cycles: the slowest)
+  int slowest_cu = -1;             // the CU whose cycles are the kernel's
+  uint64_t fastest_cu_cycles = 0;  // the fastest CU simulated: with `cycles`, the spread
   std::string json() const;
 };
 
