@@ -77,7 +77,7 @@ struct Options {
   bool lse = false;  // --lse: the timed call (cpu, emu, --model) writes the LSE too
   double max_rel_error = 0;  // --max-rel-error: fail when a checked row's error exceeds it (0: never)
   std::string model;   // "mi355x": predicted times from the timing model (emu backend)
-  int model_cus = 1;   // CUs simulated per launch (0: every busy CU)
+  int model_cus = 32;  // CUs simulated per launch (0: every busy CU; 32: XCD 0's)
   std::string json;
   std::string op = "fwd";  // fwd | quantize
   std::optional<VarlenLengths> varlen;  // --varlen: one packed batch per dtype, d and GQA
@@ -103,7 +103,8 @@ struct Options {
                "--lse: the timed call on cpu/emu (and the predicted one) also writes the LSE\n"
                "--model mi355x (with --backend emu): predicted MI355X kernel times from the timing model\n"
                "  instead of host timings, with AITER's kernels beside ZYFA's when .cache/aiter is present;\n"
-               "  --model-cus N: CUs simulated per launch (default 1, 0 = all; docs/timing-model.md)\n",
+               "  --model-cus N: CUs simulated per launch (default 32, every CU of XCD 0; 0 = all; 1 = CU 0 alone,\n"
+               "                 quick but not the kernel's time: docs/timing-model.md)\n",
                msg);
   std::exit(2);
 }

@@ -161,13 +161,18 @@ bool build_job_table(const JobTableParams& params, JobTable* out) {
       order.next(&a, &b);
       staging[q] = uint64_t{a} | (uint64_t{b} << 32);
     }
-    // Workgroup k of this chiplet takes run positions k, k + wgs, k + 2 wgs, ...; in the last
-    // step only the first wgs_extra workgroups (those with an extra job) take one.
+    // At step t workgroup k of this chiplet takes run position t wgs + k, or t wgs + wgs - 1 - k
+    // when t is odd (the deal snakes): the tiles at a position of the run depend on the
+    // position (pair i of a stream sits at i mod pairs-per-stream), and so does a tile's fixed
+    // cost, so a workgroup that took an early pair at one step takes a late one at the next. In
+    // the last step, when it is partial, only the first wgs_extra workgroups (those with an
+    // extra job) take one, in order.
     for (uint64_t k = 0; k < wgs; ++k) {
       const uint64_t w = x + k * plan.xcds;
       uint32_t* dst = jobs + 2 * uint64_t{offsets[w]};
       const uint64_t count = offsets[w + 1] - offsets[w];
-      for (uint64_t t = 0, q = k; t < count; ++t, q += wgs) {
+      for (uint64_t t = 0; t < count; ++t) {
+        const uint64_t q = t * wgs + (t % 2 == 1 && t < per_wg ? wgs - 1 - k : k);
         dst[2 * t] = static_cast<uint32_t>(staging[q]);
         dst[2 * t + 1] = static_cast<uint32_t>(staging[q] >> 32);
       }
