@@ -13,9 +13,9 @@
 // Jobs: for each sequence, each query head, the query tiles paired first with last (tile p
 // with tile tiles - 1 - p; the middle one alone), so causal work pairs within a sequence. The
 // deal: the jobs sorted by cost (key blocks plus a fixed overhead per tile), largest first,
-// ties in (sequence, head, pair) order, then dealt round robin: sorted job k goes to CTA k % G.
-// - Balance: CTA w's i-th job costs at most CTA 0's i-th and at least CTA 0's (i+1)-th, so
-//   no two CTAs differ by more than the largest job (no CTA above W / G plus one job).
+// ties in (sequence, head, pair) order, then dealt round by round, snaking (slot_of).
+// - Balance: no two CTAs differ by more than the largest job (no CTA above W / G plus one
+//   job; slot_of says why), and each CTA's jobs are in decreasing cost.
 // - Locality: the G CTAs running at one time hold neighbouring jobs of the sorted order, and
 //   a sequence's pairs (of equal cost, but for the first when the last tile is short and the
 //   lone middle tile) are neighbours in it, so they share that sequence's K and V in L2. (Contiguous runs of equal
@@ -204,14 +204,23 @@ ZYFA_VARLEN_HD inline uint32_t max_job_cost(const Shape& s) {
 ZYFA_VARLEN_HD inline uint32_t cost_buckets(const Shape& s) { return max_job_cost(s) + 1; }
 ZYFA_VARLEN_HD inline uint32_t bucket_of(uint32_t cost, const Shape& s) { return max_job_cost(s) - cost; }
 
-// The round-robin deal: CTA w's first slot, and the slot of sorted job k.
+// The deal: CTA w's first slot, and the slot of sorted job k. Round r = k / G gives its G
+// jobs to CTAs 0, 1, ..., G - 1, or G - 1, ..., 0 when r is odd (a snake), except a last,
+// partial round, whose jobs go to the first CTAs (those with a job more). With costs sorted
+// largest first, a plain round robin gave CTA 0 the largest job of every round and the last
+// CTA the smallest (the 16-sequence batch of docs/performance.md, G = 132: CTA 0 1.0% above
+// the mean cost); the snake evens out each pair of rounds (0.4%). Any two CTAs still differ
+// by at most the largest job: over rounds 2i and 2i + 1, CTA w < w' gets at most
+// cost(2iG + w) - cost(2iG + w') more, and those differences telescope.
 ZYFA_VARLEN_HD inline uint32_t cta_begin(uint32_t w, uint32_t jobs, int32_t grid) {
   const uint32_t g = static_cast<uint32_t>(grid);
   return w * (jobs / g) + (w < jobs % g ? w : jobs % g);
 }
 ZYFA_VARLEN_HD inline uint32_t slot_of(uint32_t k, uint32_t jobs, int32_t grid) {
   const uint32_t g = static_cast<uint32_t>(grid);
-  return cta_begin(k % g, jobs, grid) + k / g;
+  const uint32_t r = k / g, c = k % g;
+  const bool reverse = (r & 1u) != 0 && r < jobs / g;
+  return cta_begin(reverse ? g - 1 - c : c, jobs, grid) + r;
 }
 
 // Writes the words of the table that are not jobs: G, n_tiles and the CTAs' offsets.
