@@ -84,13 +84,14 @@ struct FwdConfig {
   // keys instead of 11. kStaleMax: lean P first runs against the reference maximum it has, and
   // the row maxima are only computed when a code came out above 126 (the largest finite e4m3).
   // kHoistDesc: wgmma descriptors derived from per-CTA base descriptors by one add to the
-  // address field (BF16 measured 0.9% slower with it, so the other kernels compute them in
-  // full). kSumFlush: FP8 row sums leave the tensor cores' accumulator after every key block
+  // address field; BF16 d 128 too since its output is staged (+0.5% on the varlen batch, S 32K
+  // unchanged; before, it measured 0.9% slower at S 32K); the d 192 kernels compute them in
+  // full. kSumFlush: FP8 row sums leave the tensor cores' accumulator after every key block
   // (kept there over a long row, the sum loses precision: the FP8 wgmma accumulates with
   // fewer bits than fp32).
   static constexpr bool kPBeforeWait = kLeanP;
   static constexpr bool kLeanCarry = kLeanP;
-  static constexpr bool kHoistDesc = kLeanP;
+  static constexpr bool kHoistDesc = kLeanP || (!kFp8 && kDqk == 128);
   static constexpr bool kF16Pack = kLeanP;
   static constexpr bool kSumFlush = kFp8;
   static constexpr bool kStaleMax = kLeanP;
@@ -124,14 +125,14 @@ struct FwdConfig {
   // barriers: q_full, q_empty, k_full[S], k_empty[S], v_full[S], v_empty[S]
   static constexpr int kNumBars = 2 + 4 * kStages;
   static constexpr int kOffUnseen = kOffBar + kNumBars * 8;  // 2 words (unseen_v.cuh)
-  // FP8 d 128: each consumer warp stages its 16 output rows in shared memory (stmatrix) and
+  // d 128: each consumer warp stages its 16 output rows in shared memory (stmatrix) and
   // sends them as bulk copies, instead of 32 scattered 4-byte stores per thread; without the
   // ping-pong both warpgroups' epilogues leave the tensor cores idle, so a short epilogue
   // counts at short sequences (docs/performance.md, tuning log). Rows of 256 bytes padded to
   // 272: the eight rows of one 8x8 matrix fall in different banks. FP8 d 192 measured 1% slower
-  // with it at S 32K; BF16 has no room for it (d 128: 224 KiB of q, k and v) and hides its
-  // epilogue behind the other warpgroup's turn.
-  static constexpr bool kStagedOut = kFp8 && kDqk == 128;
+  // with it at S 32K. BF16 d 128 makes room for it with two k/v stages instead of three
+  // (fwd_tuning.h): +1.5% on the varlen batch, S 4K +3%, S 32K unchanged (varlen step 22).
+  static constexpr bool kStagedOut = kDqk == 128;
   static constexpr int kStageRow = kDv * 2 + 16;
   static constexpr int kStageBytes = 64 * kStageRow;
   static constexpr int kOffO = (kOffUnseen + 8 + 127) / 128 * 128;
