@@ -141,8 +141,9 @@ bool build_job_table(const JobTableParams& params, JobTable* out) {
   uint32_t* jobs = words.data() + 3 + plan.grid;
 
   // Chiplet x takes the next contiguous run of the global order, as many jobs as its
-  // workgroups hold, and deals it round-robin to them: at step t its m workgroups run m
-  // consecutive jobs, mostly pairs of one stream, which share K and V in the chiplet's L2.
+  // workgroups hold, and deals it to them a step at a time: at step t its m workgroups run m
+  // consecutive jobs (in snaking order, below), mostly pairs of one stream, which share K and
+  // V in the chiplet's L2.
   // Each workgroup's jobs are a subsequence of the global order, so its streams form
   // contiguous runs too. The run is generated into a staging buffer first and then copied out
   // workgroup by workgroup: writing it straight into the lists would store to m places a

@@ -86,7 +86,7 @@ void check_table(const Built& t, const std::vector<int32_t>& cu_q, const std::ve
             << what << ": sequence " << b << " head " << h << " tile " << m;
   }
   // Every CTA within one job of every other (hence of its share); the job counts of the
-  // round-robin deal differ by at most one.
+  // deal (one job per CTA and round) differ by at most one.
   const auto [lo, hi] = std::minmax_element(cta_cost.begin(), cta_cost.end());
   EXPECT_LE(*hi - *lo, max_job) << what << ": CTAs " << (lo - cta_cost.begin()) << " and " << (hi - cta_cost.begin());
   for (uint32_t w = 0; w < G; ++w) {
