@@ -627,6 +627,7 @@ struct Bf16Kernel {
   static constexpr bool kUnrollSteady = kDqk == 128;
   // attn_tile's first tail iteration out of the loop (d 192/128: no gain, S 2K 1002.7 -> 1002.5).
   static constexpr bool kPeelFirstTail = kDqk == 128;
+  static constexpr bool kLateQ = kDqk == 128;
   // The staged V blocks' loads as inline assembly, waited for explicitly (load_block).
   static constexpr bool kAsmStaged = kDqk != 128;
   // V block 0 in its own LDS buffer (Lds::v0), loaded by LDS DMA during the previous tile's
@@ -1045,8 +1046,9 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // The index is opaque so that i % 3 is computed where it is used (a few SALU): strength-
   // reduced, each (j + c) % 3 became an induction variable of its own in scalar registers.
   const auto buf_offset = [](int i, int bytes) {
-    asm volatile("" : "+s"(i));
-    return (i % 3) * bytes;
+    uint32_t u = static_cast<uint32_t>(i);
+    asm volatile("" : "+s"(u));
+    return static_cast<int>(u % 3u) * bytes;
   };
   const auto kbuf_of = [&](int i) { return kbuf + buf_offset(i, K::kKBlockBytes); };
   // kSpareV0: block 0 in its own buffer, the others in i % 3.
@@ -1112,7 +1114,9 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // while the other computes its softmax, with one barrier per iteration.
   const bool lead = wave < kWaves / 2;
   if (n_w > 0) {
+    __builtin_amdgcn_s_setprio(kPrioMatrix);
     K::scores(w, q, kbuf_of(0));
+    __builtin_amdgcn_s_setprio(0);
     if (lead) K::softmax(w, 0);
   }
   barrier();  // #0
@@ -1259,13 +1263,24 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     // to land), or just before the last iteration if there is no tail. Issued inside the
     // first tail iteration instead, after its staged block (whose wait by the compiler waits
     // for them too), the kernel spilled a VGPR.
-    if (next_word != kNoTileWord) {
+    if (!K::kLateQ && next_word != kNoTileWord) {
       start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
       q_at = j;
     }
     // d 128: the first tail iteration peeled off the loop, so that the compiler's wait for its
     // staged V block counts these loads as issued after it (in the loop it waited for them).
     if constexpr (K::kPeelFirstTail) {
+      if (j + 1 < n) {
+        iteration(Tail{}, RotAny{}, j);
+        ++j;
+      }
+    }
+    if constexpr (K::kLateQ) asm volatile("" : "+v"(vs.x[0]), "+v"(vs.x[1]));
+    if (K::kLateQ && next_word != kNoTileWord) {
+      start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
+      q_at = j;
+    }
+    if constexpr (K::kLateQ) {
       if (j + 1 < n) {
         iteration(Tail{}, RotAny{}, j);
         ++j;
