@@ -627,6 +627,7 @@ struct Bf16Kernel {
   static constexpr bool kUnrollSteady = kDqk == 128;
   // attn_tile's first tail iteration out of the loop (d 192/128: no gain, S 2K 1002.7 -> 1002.5).
   static constexpr bool kPeelFirstTail = kDqk == 128;
+  // The next tile's Q^T one iteration after the wave's last P·V (attn_tile).
   static constexpr bool kLateQ = kDqk == 128;
   // The staged V blocks' loads as inline assembly, waited for explicitly (load_block).
   static constexpr bool kAsmStaged = kDqk != 128;
@@ -1113,6 +1114,8 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   // compute it before their matrix phase j + 1, so that on each SIMD one wave's MFMAs run
   // while the other computes its softmax, with one barrier per iteration.
   const bool lead = wave < kWaves / 2;
+  // The scores at the matrix phase's priority: at 0 the trailing waves' MFMAs waited behind
+  // the leading waves' softmax (~250 clocks a tile at S 2K).
   if (n_w > 0) {
     __builtin_amdgcn_s_setprio(kPrioMatrix);
     K::scores(w, q, kbuf_of(0));
@@ -1199,7 +1202,16 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     if constexpr (kSteady) {
       if constexpr (kRot < 0 && K::kFoldOffsets)
         K::pv_scores(w, q, vbuf, kbuf, voff(0), koff(1));
-      else
+      else if constexpr (kRot == 3) {
+        // V block 0 from the spare buffer, above 64 KiB: its offset added once to the lane's
+        // address, not to each of the 32 reads (past the 16-bit offset field). (As an argument
+        // of pv, the compiler kept the 32 sums in registers: S 2K 741.6 TFLOP/s.)
+        uint32_t d = static_cast<uint32_t>(v0buf - vbuf);
+        asm volatile("" : "+s"(d));
+        w.vaddr += d;
+        K::pv_scores(w, q, vbuf, kbuf_at(1));
+        w.vaddr -= d;
+      } else
         K::pv_scores(w, q, vbuf_at(0), kbuf_at(1));
     } else {
       if constexpr (kRot < 0 && K::kFoldOffsets) {
@@ -1259,22 +1271,29 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   constexpr bool kEarlyQ = early_q<K>();
   for (; j + 1 < (kEarlyQ ? n_w : n); ++j) iteration(General{}, RotAny{}, j);
   if constexpr (kEarlyQ) {
-    // Before the first tail iteration, whose wait leaves them in flight (one more iteration
-    // to land), or just before the last iteration if there is no tail. Issued inside the
-    // first tail iteration instead, after its staged block (whose wait by the compiler waits
-    // for them too), the kernel spilled a VGPR.
+    // d 192/128: before the first tail iteration, whose wait leaves them in flight (one more
+    // iteration to land), or just before the last iteration if there is no tail. Issued
+    // inside the first tail iteration instead, after its staged block (whose wait by the
+    // compiler waits for them too), the kernel spilled a VGPR.
     if (!K::kLateQ && next_word != kNoTileWord) {
       start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
       q_at = j;
     }
-    // d 128: the first tail iteration peeled off the loop, so that the compiler's wait for its
-    // staged V block counts these loads as issued after it (in the loop it waited for them).
+    // d 128 (kPeelFirstTail): the first tail iteration peeled off the loop, so that the
+    // compiler's waits in it do not merge with the loop's.
     if constexpr (K::kPeelFirstTail) {
       if (j + 1 < n) {
         iteration(Tail{}, RotAny{}, j);
         ++j;
       }
     }
+    // d 128 (kLateQ): one iteration later, after the wave's last P·V. In the first tail
+    // iteration the trailing waves' Q^T arithmetic sat between the barrier and their last
+    // (masked) softmax, and they reached the barrier last (S 2K, ~400 clocks a tile in each
+    // of two iterations); in the next one those waves have nothing else to do. The staged V
+    // registers are waited for first, on every path (also with no next tile), and the
+    // iteration that follows is peeled: otherwise the compiler's wait for them, merged over
+    // both paths or the loop, also waited for the Q^T loads (~1500 clocks).
     if constexpr (K::kLateQ) asm volatile("" : "+v"(vs.x[0]), "+v"(vs.x[1]));
     if (K::kLateQ && next_word != kNoTileWord) {
       start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
