@@ -1223,7 +1223,12 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
       }
     }
     __builtin_amdgcn_s_setprio(0);
+    // A trailing wave's loads here (not steady) at its softmax's priority: at 0 their VALU
+    // waited behind the leading wave's softmax, and the trailing wave reached the barrier last.
+    if constexpr (!kSteady)
+      if (!lead) __builtin_amdgcn_s_setprio(kPrioTrailSoftmax);
     if (!kSteady || lead) loads();
+    if constexpr (!kSteady) __builtin_amdgcn_s_setprio(0);
     if (!kTail && lead && (kSteady || j + 1 < n_w)) K::template softmax<!kSteady>(w, j + 1);
     // The previous iteration's loads complete before barrier #j+1, those of this one stay
     // in flight: nobody touches their buffers before barrier #j+2. Waited for after the
