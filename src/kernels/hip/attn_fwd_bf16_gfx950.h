@@ -507,7 +507,8 @@ __device__ __forceinline__ void scale_scores(f32x16 (&s)[2], f32x2 sc) {
 // unscaled (the caller folds the scale into its shift); the maximum and m are scaled values.
 // kHalves: fixed lengths, the masked block's whole half without compares (see below; BF16:
 // the FP8 d 192/128 kernel spilled with it).
-template <bool kAny, bool kMask = true, bool kScale = true, bool kHalves = false, class W>
+// kFirst: the tile's first block, known at compile time: the sums start here (see below).
+template <bool kAny, bool kMask = true, bool kScale = true, bool kHalves = false, bool kFirst = false, class W>
 __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   const int kb = jb * kKeyBlock;
   // Only a block that reaches past the wave's first row holds keys some of its rows must not
@@ -552,7 +553,18 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
   if constexpr (!kScale) mx *= w.sc[0];
   // The first block always moves m (from -inf): alpha = 0 clears nothing but zeros.
   const bool grow = mx > w.m + 0.5f;
-  if (__builtin_amdgcn_ballot_w64(grow) != 0) {
+  if constexpr (kFirst) {
+    // The sums start at this block: set to zero rather than multiplied by alpha = 0, so the
+    // tile's own zeroing of them is dead (a runtime test here, in the loop, spilled).
+    if (grow) w.m = mx;
+    // Opaque: a known zero row sum became v_pk_add_f32 with an inline constant, whose high
+    // dword the ISA leaves undefined (the emulator refuses it).
+    float zero = 0.0f;
+    asm volatile("" : "+v"(zero));
+    w.l = zero;
+#pragma unroll
+    for (auto& o : w.o) o = decltype(o + o){};  // FP8: its row-sum accumulator too
+  } else if (__builtin_amdgcn_ballot_w64(grow) != 0) {
     const float m_new = grow ? mx : w.m;
     float alpha = __builtin_amdgcn_exp2f(w.m - m_new);
     // Any lengths: a row that sees no key keeps m = -inf, and exp2(-inf + inf) would make its
@@ -570,9 +582,9 @@ __device__ __forceinline__ float block_max_rescale(W& w, int jb) {
 // kFold: the scale folded into the shift (d 128; at d 192/128 the compiler's LDS schedule
 // fell apart at 256 registers). Any lengths: a row that sees no key (m = -inf) takes the
 // large-|m| path below, whose scaled scores then meet neg_m = 0.
-template <bool kAny, bool kMask, bool kFold, int kDqk>
+template <bool kAny, bool kMask, bool kFold, int kDqk, bool kFirst = false>
 __device__ __forceinline__ void softmax_block(Wave<kDqk>& w, int jb) {
-  block_max_rescale<kAny, kMask, !kFold, !kAny>(w, jb);
+  block_max_rescale<kAny, kMask, !kFold, !kAny, kFirst>(w, jb);
   // s - m by v_pk_add_f32 (two scores an instruction; s + (-m) rounds as s - m does), or, with
   // kFold, s * scale - m by one v_pk_fma_f32 on the unscaled scores: the exact product against
   // the rounded m leaves the row's largest score the rounding error of m = round(max * scale),
@@ -629,6 +641,10 @@ struct Bf16Kernel {
   static constexpr bool kPeelFirstTail = kDqk == 128;
   // The next tile's Q^T one iteration after the wave's last P·V (attn_tile).
   static constexpr bool kLateQ = kDqk == 128;
+  // The leading waves' first softmax of a tile sets the sums instead of scaling them by 0
+  // (block_max_rescale's kFirst). d 192/128: S 2K 1053.6 -> 1045.0 with it (the compiler's
+  // schedule of the prologue), so not there.
+  static constexpr bool kFirstSums = kDqk == 128;
   // The staged V blocks' loads as inline assembly, waited for explicitly (load_block).
   static constexpr bool kAsmStaged = kDqk != 128;
   // V block 0 in its own LDS buffer (Lds::v0), loaded by LDS DMA during the previous tile's
@@ -720,9 +736,9 @@ struct Bf16Kernel {
                                                    uint32_t vadd = 0, uint32_t kadd = 0) {
     zyfa::kernels::pv_scores(w, q, vbuf, kbuf, vadd, kadd);
   }
-  template <bool kMask = true>
+  template <bool kMask = true, bool kFirst = false>
   __device__ static __forceinline__ void softmax(Wave& w, int jb) {
-    softmax_block<kAny, kMask, kDqk == 128>(w, jb);
+    softmax_block<kAny, kMask, kDqk == 128, kDqk, kFirst>(w, jb);
   }
   __device__ static __forceinline__ float out_scale(const Wave&) { return 1.0f; }
   __device__ static __forceinline__ float row_sum(const Wave& w) {
@@ -1120,7 +1136,12 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
     __builtin_amdgcn_s_setprio(kPrioMatrix);
     K::scores(w, q, kbuf_of(0));
     __builtin_amdgcn_s_setprio(0);
-    if (lead) K::softmax(w, 0);
+    if (lead) {
+      if constexpr (K::kFirstSums)
+        K::template softmax<true, true>(w, 0);
+      else
+        K::softmax(w, 0);
+    }
   }
   barrier();  // #0
 

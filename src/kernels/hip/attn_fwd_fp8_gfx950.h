@@ -103,7 +103,7 @@ struct Fp8Kernel {
   static constexpr bool kAnyLengths = kAny;
   static constexpr bool kUnrollSteady = true;
   // Options of the BF16 kernel's (Bf16Kernel) that attn_tile reads: off here.
-  static constexpr bool kAsmStaged = false, kSpareV0 = false, kFoldOffsets = false;
+  static constexpr bool kAsmStaged = false, kSpareV0 = false, kFoldOffsets = false, kFirstSums = false;
   static constexpr int kSteps = kDqk / 64;  // score MFMAs of 64 d per 32-key half
   static constexpr int kKLoads = kDqk > 128 ? 3 : 1;  // LDS-DMA loads of a K block per wave
   using Lds = Fp8Lds<kDqk>;
