@@ -1297,14 +1297,6 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
   constexpr bool kEarlyQ = early_q<K>();
   for (; j + 1 < (kEarlyQ ? n_w : n); ++j) iteration(General{}, RotAny{}, j);
   if constexpr (kEarlyQ) {
-    // d 192/128: before the first tail iteration, whose wait leaves them in flight (one more
-    // iteration to land), or just before the last iteration if there is no tail. Issued
-    // inside the first tail iteration instead, after its staged block (whose wait by the
-    // compiler waits for them too), the kernel spilled a VGPR.
-    if (!K::kLateQ && next_word != kNoTileWord) {
-      start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
-      q_at = j;
-    }
     // d 128 (kPeelFirstTail): the first tail iteration peeled off the loop, so that the
     // compiler's waits in it do not merge with the loop's.
     if constexpr (K::kPeelFirstTail) {
@@ -1313,15 +1305,20 @@ __device__ __forceinline__ void attn_tile(typename K::Lds& lds, typename K::QReg
         ++j;
       }
     }
-    // d 128 (kLateQ): one iteration later, after the wave's last P·V. In the first tail
-    // iteration the trailing waves' Q^T arithmetic sat between the barrier and their last
-    // (masked) softmax, and they reached the barrier last (S 2K, ~400 clocks a tile in each
-    // of two iterations); in the next one those waves have nothing else to do. The staged V
-    // registers are waited for first, on every path (also with no next tile), and the
-    // iteration that follows is peeled: otherwise the compiler's wait for them, merged over
-    // both paths or the loop, also waited for the Q^T loads (~1500 clocks).
+    // The Q^T start. d 192/128: before the first tail iteration, whose wait leaves them in
+    // flight (one more iteration to land), or just before the last iteration if there is no
+    // tail. Issued inside the first tail iteration instead, after its staged block (whose wait
+    // by the compiler waits for them too), the kernel spilled a VGPR.
+    // d 128 (kLateQ): one iteration later, after the wave's last P·V (the peeled iteration
+    // above). In the first tail iteration the trailing waves' Q^T arithmetic sat between the
+    // barrier and their last (masked) softmax, and they reached the barrier last (S 2K, ~400
+    // clocks a tile in each of two iterations); in the next one those waves have nothing else
+    // to do. The staged V registers are waited for first, on every path (also with no next
+    // tile), and the iteration that follows is peeled: otherwise the compiler's wait for
+    // them, merged over both paths or the loop, also waited for the Q^T loads (~1500 clocks).
+    static_assert(K::kLateQ == K::kPeelFirstTail, "the late Q^T follows the peeled first tail iteration");
     if constexpr (K::kLateQ) asm volatile("" : "+v"(vs.x[0]), "+v"(vs.x[1]));
-    if (K::kLateQ && next_word != kNoTileWord) {
+    if (next_word != kNoTileWord) {
       start_tile_loads<K, true, false>(q, kbuf, next_word, n_tiles, wave, lane);
       q_at = j;
     }
